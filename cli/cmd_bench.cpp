@@ -1,0 +1,87 @@
+// fusebench bench: verify, then time fused and chain for every selected case and point; report
+// medians, spread, GB/s against the measured copy bandwidth, and the speedup over the chain.
+#include <chrono>
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "cli/common_options.hpp"
+#include "cli/run_loop.hpp"
+#include "core/bench_runner.hpp"
+#include "reports/console_table.hpp"
+
+namespace fb {
+namespace {
+
+struct BenchCliOptions {
+  CommonOptions common;
+  std::string mode = "cold";
+  SamplingPolicy sampling;
+};
+
+nlohmann::ordered_json sampling_json(const SamplingPolicy& s, const std::string& mode) {
+  return {{"mode", mode},
+          {"warmup_count", s.warmup_count},
+          {"warmup_ms", s.warmup_ms},
+          {"min_samples", s.min_samples},
+          {"max_samples", s.max_samples},
+          {"noise_target_rel_iqr", s.noise_target},
+          {"time_cap_ms", s.time_cap_ms},
+          {"batch", s.batch},
+          {"cold", "L2 flushed before each sample (memset of 2x L2), inputs rotated across sets exceeding L2"},
+          {"hot", "same inputs back to back, no flush"},
+          {"statistic", "median of per-launch device-event times; rel-IQR = (q3 - q1) / median"}};
+}
+
+}  // namespace
+
+Command setup_bench(CLI::App& app) {
+  auto o = std::make_shared<BenchCliOptions>();
+  o->common.scenario = "m31-flash-tp4";
+  CLI::App* sub = app.add_subcommand("bench", "verify, then time fused against chain (GPU events, or CPU clock)");
+  add_common_options(*sub, o->common);
+  sub->add_option("--mode", o->mode, "cold (L2 flush + input rotation), hot, or both")
+      ->check(CLI::IsMember({"cold", "hot", "both"}))
+      ->capture_default_str();
+  sub->add_option("--warmup-count", o->sampling.warmup_count, "warm-up runs, at least")->capture_default_str();
+  sub->add_option("--warmup-ms", o->sampling.warmup_ms, "warm-up wall time, at least")->capture_default_str();
+  sub->add_option("--min-samples", o->sampling.min_samples, "samples before the noise target may stop sampling")
+      ->capture_default_str();
+  sub->add_option("--max-samples", o->sampling.max_samples, "sample cap")->capture_default_str();
+  sub->add_option("--noise-target", o->sampling.noise_target, "stop when rel-IQR falls to this")->capture_default_str();
+  sub->add_option("--time-cap-ms", o->sampling.time_cap_ms, "wall-time cap per role and mode")->capture_default_str();
+  sub->footer(
+      "Examples:\n"
+      "  fusebench bench --kernel 'fp8_quant/*' --where M=32768,K=6144 --backend gpu --json runs/f9.json\n"
+      "  fusebench bench --scenario ci-quick --backend cpu --mode hot");
+  return {sub, [o]() -> int {
+            const auto t0 = std::chrono::steady_clock::now();
+            Registry registry;
+            register_all_families(registry);
+            const Selection selection = select_points(o->common, registry);
+            Session session(o->common.backend);
+            RunMetadata meta = start_metadata("bench", o->common, selection, session, command_line());
+            meta.methodology["bench"] = sampling_json(o->sampling, o->mode);
+            BenchOptions bench;
+            bench.sampling = o->sampling;
+            bench.verify = verify_options(o->common);
+            bench.modes = o->mode == "both" ? std::vector<BenchMode>{BenchMode::cold, BenchMode::hot}
+                                            : std::vector<BenchMode>{o->mode == "hot" ? BenchMode::hot : BenchMode::cold};
+            meta.environment = measure_environment(session, o->sampling);
+            const LoopResult loop = run_points(
+                "bench", o->common, selection,
+                [&](const ScenarioPoint& sp) { return bench_case(*sp.kernel, sp.point, bench, session, *meta.environment); },
+                [&](const CaseResult& r) {
+                  if (r.outcome != Outcome::pass) std::cout << verify_line(r) << failure_lines(r);
+                  else if (!o->common.quiet)
+                    std::cout << "timed " << r.case_name << " " << r.point.text() << "\n";
+                  std::cout.flush();
+                });
+            finish_metadata(meta, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+            write_reports(o->common, meta, loop.results);
+            std::cout << bench_table(loop.results, meta) << summary_line(meta, loop.results);
+            return exit_code_for(loop.results, loop.device_failed);
+          }};
+}
+
+}  // namespace fb

@@ -1,0 +1,103 @@
+// fusebench list: kernel cases (with claim and axes), the fusion series, and the scenarios.
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "core/errors.hpp"
+#include "core/registry.hpp"
+#include "core/scenario.hpp"
+#include "kernels/fusions.hpp"
+#include "reports/console_table.hpp"
+
+namespace fb {
+namespace {
+
+struct ListOptions {
+  std::string what = "all";
+  bool json = false;
+};
+
+std::string axes_text(const KernelCase& kc) {
+  std::string s;
+  for (const AxisSpec& a : kc.axes) {
+    s += (s.empty() ? "" : " ") + a.name;
+    if (a.kind == AxisSpec::Kind::choice) s += "{" + fmt::format("{}", fmt::join(a.choices, "|")) + "}";
+    if (a.default_value) s += "=" + axis_value_text(*a.default_value);
+  }
+  return s;
+}
+
+nlohmann::ordered_json list_json(const Registry& registry) {
+  nlohmann::ordered_json j;
+  j["kernels"] = nlohmann::ordered_json::array();
+  for (const KernelCase& kc : registry.cases()) {
+    nlohmann::ordered_json axes = nlohmann::ordered_json::array();
+    for (const AxisSpec& a : kc.axes) {
+      nlohmann::ordered_json aj{{"name", a.name}, {"help", a.help}};
+      if (a.kind == AxisSpec::Kind::choice) aj["choices"] = a.choices;
+      if (a.default_value) aj["default"] = axis_value_text(*a.default_value);
+      axes.push_back(aj);
+    }
+    j["kernels"].push_back({{"name", kc.name}, {"family", kc.family}, {"fusion", kc.fusion}, {"claim", kc.claim.text()},
+                            {"summary", kc.summary}, {"spec", kc.spec}, {"axes", axes}});
+  }
+  j["fusions"] = nlohmann::ordered_json::array();
+  for (const FusionInfo& f : fusion_series())
+    j["fusions"].push_back({{"id", f.id}, {"fused", f.fused}, {"chain", f.chain}, {"claim", f.claim}});
+  j["scenarios"] = scenario_files();
+  return j;
+}
+
+}  // namespace
+
+Command setup_list(CLI::App& app) {
+  auto o = std::make_shared<ListOptions>();
+  CLI::App* sub = app.add_subcommand("list", "list kernel cases, the fusion series and scenarios");
+  sub->add_option("what", o->what, "kernels | fusions | scenarios | all")
+      ->check(CLI::IsMember({"kernels", "fusions", "scenarios", "all"}))
+      ->capture_default_str();
+  sub->add_flag("--json", o->json, "machine-readable output");
+  return {sub, [o]() -> int {
+            Registry registry;
+            register_all_families(registry);
+            if (o->json) {
+              std::cout << list_json(registry).dump(2) << "\n";
+              return 0;
+            }
+            const bool all = o->what == "all";
+            if (all || o->what == "kernels") {
+              std::vector<std::vector<std::string>> rows;
+              for (const KernelCase& kc : registry.cases())
+                rows.push_back({kc.name, kc.fusion, kc.claim.text(), axes_text(kc)});
+              std::cout << "Kernel cases\n" << render_table({"case", "fusion", "claim", "axes (default)"}, rows, {}) << "\n";
+            }
+            if (all || o->what == "fusions") {
+              std::vector<std::vector<std::string>> rows;
+              for (const FusionInfo& f : fusion_series()) {
+                int cases = 0;
+                for (const KernelCase& kc : registry.cases()) cases += kc.fusion == f.id ? 1 : 0;
+                rows.push_back({f.id, f.fused, f.claim, cases ? std::to_string(cases) + " cases" : "not yet"});
+              }
+              std::cout << "Fusion series (shared/context.md)\n"
+                        << render_table({"id", "fused kernel", "claim", "in this build"}, rows, {}) << "\n";
+            }
+            if (all || o->what == "scenarios") {
+              std::vector<std::vector<std::string>> rows;
+              for (const std::string& path : scenario_files()) {
+                try {
+                  const Scenario s = load_scenario(path, registry);
+                  rows.push_back({s.name, std::to_string(s.points.size()), path, s.description});
+                } catch (const InputError& e) {
+                  rows.push_back({path, "-", "invalid", e.what()});
+                }
+              }
+              std::cout << "Scenarios (" << scenarios_dir() << ")\n"
+                        << render_table({"name", "points", "path", "description"}, rows, {false, true, false, false});
+            }
+            return 0;
+          }};
+}
+
+}  // namespace fb

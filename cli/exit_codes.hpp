@@ -1,0 +1,17 @@
+// fusebench exit codes (documented in README.md and in --help):
+//   0  every case passed (skipped cases do not fail a run)
+//   1  a check failed (fail or mistrusted), or a case errored without a device fault
+//   2  bad input or usage: malformed scenario, unknown kernel or axis, impossible shape, bad option
+//   3  device or runtime error: no GPU where one was required, a GPU call or kernel failed
+#pragma once
+
+namespace fb {
+
+enum ExitCode : int {
+  kExitPass = 0,
+  kExitCheckFailed = 1,
+  kExitBadInput = 2,
+  kExitDeviceError = 3,
+};
+
+}  // namespace fb

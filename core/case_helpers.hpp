@@ -1,0 +1,42 @@
+// Small pieces every family's case file uses: common axes, role dispatch, GPU launcher lookup.
+#pragma once
+
+#include <string>
+
+#include "core/errors.hpp"
+#include "core/inputs.hpp"
+#include "core/kernel_case.hpp"
+#include "reference/codecs/fp8.hpp"
+
+// A GPU launcher where this build has a GPU backend, nullptr in a CPU-only build (the .hip sources
+// that define it are not compiled there).
+#if FUSEBENCH_HAS_GPU
+#define FB_GPU_LAUNCHER(fn) (&(fn))
+#else
+#define FB_GPU_LAUNCHER(fn) (nullptr)
+#endif
+
+namespace fb {
+
+AxisSpec fp8_flavour_axis();
+AxisSpec distribution_axis();
+
+Fp8Flavour fp8_flavour_of(const Point& p);
+Distribution distribution_of(const Point& p);
+
+// Runs a role: the emulation on the CPU backend, the launcher on the GPU backend.
+template <class Params, class Buffers>
+void run_role(Role role, const ExecContext& ctx, const Params& p, const Buffers& b,
+              void (*fused_emu)(const Params&, const Buffers&), void (*chain_emu)(const Params&, const Buffers&),
+              void (*fused_gpu)(const Params&, const Buffers&, void*),
+              void (*chain_gpu)(const Params&, const Buffers&, void*)) {
+  if (ctx.backend == Backend::cpu) {
+    (role == Role::fused ? fused_emu : chain_emu)(p, b);
+    return;
+  }
+  auto* launch = role == Role::fused ? fused_gpu : chain_gpu;
+  if (!launch) throw DeviceError("this build has no GPU kernels (FUSEBENCH_GPU=none)");
+  launch(p, b, ctx.stream);
+}
+
+}  // namespace fb

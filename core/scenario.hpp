@@ -1,0 +1,54 @@
+// Scenarios: JSON workloads that name the cases to run and sweep their axes.
+//
+//   {
+//     "fusebench_scenario": 1,
+//     "name": "ci-quick", "description": "...",
+//     "model": { ... }, "workloads": { ... },        // recorded in reports as given
+//     "defaults": { "fp8": "e4m3fn" },              // axis values for every case that has the axis
+//     "cases": {
+//       "fp8_quant/per_1x128": [ { "M": [1, 3], "K": 6144, "scale_layout": ["row_major", "k_major"] } ]
+//     }
+//   }
+// Each object under a case is a sweep: the cartesian product of its values; axes it leaves out take
+// the scenario default, then the case default. Anything unknown or impossible is an InputError that
+// names the file, the key and why.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/registry.hpp"
+
+namespace fb {
+
+struct ScenarioPoint {
+  const KernelCase* kernel = nullptr;
+  Point point;
+  std::string origin;  // "cases.fp8_quant/per_token[0]"
+};
+
+struct Scenario {
+  std::string path;
+  std::string name;
+  std::string description;
+  nlohmann::ordered_json model = nlohmann::ordered_json::object();
+  nlohmann::ordered_json workloads = nlohmann::ordered_json::object();
+  std::vector<ScenarioPoint> points;
+};
+
+// "m31-flash-tp4" -> <scenarios dir>/m31-flash-tp4.json; a path with a '/' or ".json" is used as is.
+std::string resolve_scenario_path(const std::string& name_or_path);
+std::string scenarios_dir();
+std::vector<std::string> scenario_files();
+
+Scenario load_scenario(const std::string& name_or_path, const Registry& registry);
+Scenario parse_scenario(const std::string& text, const std::string& path, const Registry& registry);
+
+// --where "M=24,K=6144": axis filters.
+std::map<std::string, std::string> parse_where(const std::string& text);
+bool point_matches(const Point& point, const std::map<std::string, std::string>& where);
+
+}  // namespace fb

@@ -1,0 +1,41 @@
+// Block-wide reductions, written once. Max is exact and order-free, so the wave width (32 or 64)
+// and the tree shape cannot change its result; sums need a canonical order and live elsewhere.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/common/hip_compat.hpp"
+
+namespace fb {
+
+// Max over the 16 lanes of an aligned lane group (a group of 16 threads owning one 128-element
+// fp8 group). Every lane gets the result.
+__device__ inline std::uint32_t group16_max_u32(std::uint32_t v) {
+#pragma unroll
+  for (int mask = 8; mask > 0; mask >>= 1) {
+    const std::uint32_t other = shfl_xor_u32(v, mask);
+    v = other > v ? other : v;
+  }
+  return v;
+}
+
+// Max over the whole block; every thread gets the result. `scratch` holds one word per wave
+// (kMaxThreads / 32 is enough for any wave width). The trailing barrier lets callers reuse it.
+template <int kMaxThreads>
+__device__ inline std::uint32_t block_max_u32(std::uint32_t v, std::uint32_t* scratch) {
+  for (int mask = warpSize / 2; mask > 0; mask >>= 1) {
+    const std::uint32_t other = shfl_xor_u32(v, mask);
+    v = other > v ? other : v;
+  }
+  const int lane = threadIdx.x % warpSize;
+  const int wave = threadIdx.x / warpSize;
+  const int waves = (blockDim.x + warpSize - 1) / warpSize;
+  if (lane == 0) scratch[wave] = v;
+  __syncthreads();
+  std::uint32_t m = 0;
+  for (int w = 0; w < waves; ++w) m = scratch[w] > m ? scratch[w] : m;
+  __syncthreads();
+  return m;
+}
+
+}  // namespace fb

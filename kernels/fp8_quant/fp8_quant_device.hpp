@@ -1,0 +1,55 @@
+// Device-side pieces shared by the fused fp8 quant kernels, their chain, and every producer that
+// ends in an fp8 quant epilogue (F1, F2): template dispatch over the options, 8-wide quantize-store.
+#pragma once
+
+#include <type_traits>
+
+#include "kernels/common/vector_io.hpp"
+#include "kernels/fp8_quant/fp8_quant_math.hpp"
+
+namespace fb {
+
+// Option dispatch: turns run-time options into template arguments, so the per-element code has no
+// branches on them.
+template <class Fn>
+void with_fp8_format(Fp8Flavour flavour, Fn&& fn) {
+  if (flavour == Fp8Flavour::e4m3fn)
+    fn(Fp8E4m3fnFormat{});
+  else
+    fn(Fp8E4m3fnuzFormat{});
+}
+
+template <class Fn>
+void with_scale_format(ScaleFormat format, Fn&& fn) {
+  if (format == ScaleFormat::f32)
+    fn(std::integral_constant<ScaleFormat, ScaleFormat::f32>{});
+  else
+    fn(std::integral_constant<ScaleFormat, ScaleFormat::e8m0>{});
+}
+
+template <class Fn>
+void with_scale_layout(ScaleLayout layout, Fn&& fn) {
+  if (layout == ScaleLayout::row_major)
+    fn(std::integral_constant<ScaleLayout, ScaleLayout::row_major>{});
+  else
+    fn(std::integral_constant<ScaleLayout, ScaleLayout::k_major>{});
+}
+
+__device__ inline std::uint32_t bf16x8_abs_max_bits(const Bf16x8& v) {
+  return max_u32(max_u32(bf16x2_abs_max_bits(v.words.x), bf16x2_abs_max_bits(v.words.y)),
+                 max_u32(bf16x2_abs_max_bits(v.words.z), bf16x2_abs_max_bits(v.words.w)));
+}
+
+template <class Format>
+__device__ inline void quantize_store_bf16x8(const Bf16x8& v, float inverse, std::uint8_t* dst) {
+  std::uint8_t b[8];
+#pragma unroll
+  for (int j = 0; j < 8; ++j) b[j] = fp8_encode<Format>(bf16x8_element(v, j) * inverse);
+  store_u8x8(dst, b);
+}
+
+inline unsigned grid_for(std::int64_t work, std::int64_t per_block) {
+  return static_cast<unsigned>((work + per_block - 1) / per_block);
+}
+
+}  // namespace fb

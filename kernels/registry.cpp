@@ -1,0 +1,13 @@
+// Every family of this build, registered explicitly (no static registrars: they vanish from static
+// libraries). A new family adds one declaration and one call here.
+#include "core/registry.hpp"
+
+namespace fb {
+
+void register_fp8_quant(Registry& registry);
+
+void register_all_families(Registry& registry) {
+  register_fp8_quant(registry);
+}
+
+}  // namespace fb

@@ -1,0 +1,24 @@
+// bf16 <-> fp32, bit-exact (semantics section 2).
+//
+// Encode: round to nearest even on the top 16 bits of the fp32 pattern. A NaN keeps its sign and
+// becomes quiet (bit 6 of the bf16 set); the integer add below would otherwise turn a NaN with a
+// small payload into an infinity. Overflow past 0x7F7F rounds to infinity, as IEEE wants.
+// Decode is exact: the bf16 bits are the top half of an fp32.
+#pragma once
+
+#include "reference/codecs/host_device.hpp"
+
+namespace fb {
+
+FB_HD std::uint16_t bf16_from_float(float x) {
+  const std::uint32_t u = float_bits(x);
+  if (is_nan_bits(u)) return static_cast<std::uint16_t>((u >> 16) | 0x0040u);
+  return static_cast<std::uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+
+FB_HD float bf16_to_float(std::uint16_t b) { return bits_float(static_cast<std::uint32_t>(b) << 16); }
+
+// Round an fp32 to the nearest bf16 and back: the value a kernel holds after storing bf16.
+FB_HD float round_through_bf16(float x) { return bf16_to_float(bf16_from_float(x)); }
+
+}  // namespace fb

@@ -1,0 +1,133 @@
+#include "reports/report_compare.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "core/errors.hpp"
+#include "reports/console_table.hpp"
+
+namespace fb {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string case_key(const Json& c) {
+  return c.value("case", "?") + " " + c.value("point", Json::object()).dump() + " " + c.value("backend", "?");
+}
+
+std::string point_text(const Json& c) {
+  std::string s;
+  for (const auto& [k, v] : c.value("point", Json::object()).items())
+    s += (s.empty() ? "" : " ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+  return s;
+}
+
+bool is_pass(const Json& c) { return c.value("outcome", "") == "pass"; }
+
+std::string device_text(const Json& report) {
+  const Json& d = report.value("device", Json());
+  if (d.is_null()) return "CPU emulation";
+  return d.value("name", "?") + " (" + d.value("arch", "?") + ")";
+}
+
+}  // namespace
+
+Json load_report(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("{}: cannot open report", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  Json j;
+  try {
+    j = Json::parse(text.str());
+  } catch (const Json::parse_error& e) {
+    throw InputError(fmt::format("{}: malformed JSON report: {}", path, e.what()));
+  }
+  if (!j.is_object() || !j.contains("schema_version") || !j.contains("cases"))
+    throw InputError(fmt::format("{}: not a fusebench report (no schema_version or cases)", path));
+  const std::string version = j["schema_version"].get<std::string>();
+  if (!version.starts_with("1."))
+    throw InputError(fmt::format("{}: report schema {} is not readable by this build (1.x)", path, version));
+  return j;
+}
+
+Comparison compare_reports(const Json& base, const Json& head, const CompareOptions& options) {
+  Comparison out;
+  std::map<std::string, const Json*> base_cases, head_cases;
+  for (const Json& c : base["cases"]) base_cases[case_key(c)] = &c;
+  for (const Json& c : head["cases"]) head_cases[case_key(c)] = &c;
+
+  std::vector<std::vector<std::string>> rows;
+  Json changes = Json::array();
+  double log_sum = 0;
+  int ratios = 0, bit_changes = 0, outcome_regressions = 0, slowdowns = 0;
+  for (const auto& [key, h] : head_cases) {
+    const auto it = base_cases.find(key);
+    if (it == base_cases.end()) {
+      rows.push_back({(*h)["case"], point_text(*h), "new", "-", "-", "-"});
+      continue;
+    }
+    const Json& b = *it->second;
+    Json change{{"case", (*h)["case"]}, {"point", (*h)["point"]}, {"backend", (*h)["backend"]},
+                {"outcome", Json{{"base", b["outcome"]}, {"head", (*h)["outcome"]}}}};
+    const bool regressed = is_pass(b) && !is_pass(*h);
+    outcome_regressions += regressed ? 1 : 0;
+    // Fingerprints: which outputs changed bit for bit.
+    std::vector<std::string> changed;
+    const Json bf = b.value("fingerprints", Json::object()), hf = h->value("fingerprints", Json::object());
+    for (const auto& [name, value] : hf.items())
+      if (bf.contains(name) && bf[name] != value) changed.push_back(name);
+    bit_changes += static_cast<int>(changed.size());
+    change["bits_changed"] = changed;
+    // Timings: head / base per role and mode.
+    std::string fused_ratio = "-";
+    Json ratios_json = Json::object();
+    for (const Json& ht : h->value("timings", Json::array())) {
+      for (const Json& bt : b.value("timings", Json::array())) {
+        if (ht["role"] != bt["role"] || ht["mode"] != bt["mode"]) continue;
+        const double r = ht["time"]["median_us"].get<double>() / bt["time"]["median_us"].get<double>();
+        ratios_json[ht["role"].get<std::string>() + "/" + ht["mode"].get<std::string>()] = r;
+        if (ht["role"] == "fused") {
+          log_sum += std::log(r);
+          ++ratios;
+          if (fused_ratio == "-") fused_ratio = fmt::format("{:.3f}x", r);
+          if (options.max_slowdown > 0 && r > options.max_slowdown) ++slowdowns;
+        }
+      }
+    }
+    change["time_ratio"] = ratios_json;
+    changes.push_back(change);
+    rows.push_back({(*h)["case"], point_text(*h),
+                    b["outcome"].get<std::string>() + " -> " + (*h)["outcome"].get<std::string>() + (regressed ? " !" : ""),
+                    changed.empty() ? "same" : fmt::format("{} changed", changed.size()), fused_ratio, ""});
+  }
+  for (const auto& [key, b] : base_cases)
+    if (!head_cases.count(key)) rows.push_back({(*b)["case"], point_text(*b), "gone", "-", "-", ""});
+
+  const double geomean = ratios ? std::exp(log_sum / ratios) : 0.0;
+  out.text = fmt::format("base: {} on {} ({})\nhead: {} on {} ({})\n\n",
+                         base["run"].value("started_at", "?"), device_text(base),
+                         std::string(base["run"]["build"].value("git_sha", "?")).substr(0, 12),
+                         head["run"].value("started_at", "?"), device_text(head),
+                         std::string(head["run"]["build"].value("git_sha", "?")).substr(0, 12));
+  out.text += render_table({"case", "point", "outcome", "output bits", "fused time", ""}, rows,
+                           {false, false, false, false, true, false});
+  out.text += fmt::format("\n{} outcome regressions, {} outputs changed bits, fused time geomean {}\n",
+                          outcome_regressions, bit_changes, ratios ? fmt::format("{:.3f}x over {} cases", geomean, ratios) : "n/a");
+  out.regression = outcome_regressions > 0 || slowdowns > 0 || (options.fail_on_bit_change && bit_changes > 0);
+  out.json = Json{{"base", Json{{"device", device_text(base)}, {"started_at", base["run"].value("started_at", "")}}},
+                  {"head", Json{{"device", device_text(head)}, {"started_at", head["run"].value("started_at", "")}}},
+                  {"outcome_regressions", outcome_regressions},
+                  {"bits_changed", bit_changes},
+                  {"fused_time_geomean", geomean},
+                  {"slowdowns_over_gate", slowdowns},
+                  {"regression", out.regression},
+                  {"cases", changes}};
+  return out;
+}
+
+}  // namespace fb

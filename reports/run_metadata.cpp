@@ -1,0 +1,33 @@
+#include "reports/run_metadata.hpp"
+
+#include <chrono>
+#include <ctime>
+
+#include <fmt/format.h>
+
+namespace fb {
+
+std::string utc_now_iso8601() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+OutcomeCounts count_outcomes(const std::vector<CaseResult>& results) {
+  OutcomeCounts c;
+  for (const CaseResult& r : results) {
+    switch (r.outcome) {
+      case Outcome::pass: ++c.pass; break;
+      case Outcome::fail: ++c.fail; break;
+      case Outcome::error: ++c.error; break;
+      case Outcome::skipped: ++c.skipped; break;
+      case Outcome::mistrusted: ++c.mistrusted; break;
+    }
+  }
+  return c;
+}
+
+}  // namespace fb
