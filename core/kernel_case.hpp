@@ -75,6 +75,10 @@ class CaseInstance {
 
   virtual Traffic traffic(Role role) const = 0;
 
+  // A reason not to run this point on `backend` (empty: run it). Recorded as a skip, never a pass:
+  // a 2^31-element shape that only the GPU holds, say.
+  virtual std::string skip_reason(Backend /*backend*/) const { return {}; }
+
   // The elements of an output that carry the claim (empty: all). MoE sort compares only the
   // entries below num_valid_ids, for instance.
   virtual std::vector<ElementRange> compared_region(std::size_t /*output*/, const HostTensors& /*outputs*/) const {

@@ -173,6 +173,11 @@ CaseResult verify_case(const KernelCase& kc, const Point& point, const VerifyOpt
   CaseResult r = new_case_result(kc, point, session.backend(), options.seed);
   const std::unique_ptr<CaseInstance> instance = kc.make(point);
   r.distribution = instance->distribution_text();
+  if (const std::string why = instance->skip_reason(session.backend()); !why.empty()) {
+    r.outcome = Outcome::skipped;
+    r.reason = why;
+    return r;
+  }
   const std::vector<TensorSpec> out_specs = instance->outputs();
   for (const TensorSpec& s : out_specs) r.output_shapes.push_back(s.name + ":" + s.shape_text());
 
