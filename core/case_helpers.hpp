@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <type_traits>
 
 #include "core/errors.hpp"
 #include "core/inputs.hpp"
@@ -28,8 +29,8 @@ Distribution distribution_of(const Point& p);
 template <class Params, class Buffers>
 void run_role(Role role, const ExecContext& ctx, const Params& p, const Buffers& b,
               void (*fused_emu)(const Params&, const Buffers&), void (*chain_emu)(const Params&, const Buffers&),
-              void (*fused_gpu)(const Params&, const Buffers&, void*),
-              void (*chain_gpu)(const Params&, const Buffers&, void*)) {
+              std::type_identity_t<void (*)(const Params&, const Buffers&, void*)> fused_gpu,
+              std::type_identity_t<void (*)(const Params&, const Buffers&, void*)> chain_gpu) {
   if (ctx.backend == Backend::cpu) {
     (role == Role::fused ? fused_emu : chain_emu)(p, b);
     return;
