@@ -85,12 +85,12 @@ void fill_tensor(HostTensor& t, Distribution d, std::uint64_t seed, std::uint64_
   const std::int64_t cols = t.spec.dims.empty() ? 1 : t.spec.dims.back().extent;
   if (t.spec.dtype == DType::bf16) {
     auto* p = t.data<std::uint16_t>();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= (1 << 16))
     for (std::int64_t i = 0; i < n; ++i)
       p[i] = bf16_from_float(static_cast<float>(scale * draw(d, seed, stream, static_cast<std::uint64_t>(i), i % cols)));
   } else if (t.spec.dtype == DType::f32) {
     auto* p = t.data<float>();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n >= (1 << 16))
     for (std::int64_t i = 0; i < n; ++i)
       p[i] = static_cast<float>(scale * draw(d, seed, stream, static_cast<std::uint64_t>(i), i % cols));
   } else {

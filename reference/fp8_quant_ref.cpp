@@ -37,7 +37,7 @@ std::vector<Fp64Check> fp8_quant_check_fp64(const Fp8QuantRefLayout& l, const Ro
   const UlpFormat q_format = l.flavour == Fp8Flavour::e4m3fn ? UlpFormat::fp8_e4m3fn : UlpFormat::fp8_e4m3fnuz;
   ErrorAccumulator scale_acc, q_acc;
 
-#pragma omp parallel
+#pragma omp parallel if (l.rows * l.cols >= (1 << 16))
   {
     ErrorAccumulator local_scale, local_q;
     Eigen::ArrayXd row(l.cols);

@@ -1,6 +1,8 @@
 #include "reports/json_report.hpp"
 
 #include <thread>
+
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include "core/build_info.hpp"
@@ -58,7 +60,9 @@ Json case_json(const CaseResult& r) {
   j["backend"] = backend_name(r.backend);
   j["outcome"] = outcome_name(r.outcome);
   j["reason"] = r.reason;
-  j["inputs"] = Json{{"run_seed", r.run_seed}, {"input_seed", r.input_seed}, {"distribution", r.distribution}};
+  // The input seed is a full 64-bit hash: hex text, so no JSON reader rounds it.
+  j["inputs"] = Json{{"run_seed", r.run_seed}, {"input_seed", fmt::format("{:#018x}", r.input_seed)},
+                     {"distribution", r.distribution}};
   j["outputs"] = r.output_shapes;
   Json checks = Json::array();
   for (const CheckResult& c : r.checks) {

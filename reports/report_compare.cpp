@@ -21,7 +21,8 @@ std::string case_key(const Json& c) {
 
 std::string point_text(const Json& c) {
   std::string s;
-  for (const auto& [k, v] : c.value("point", Json::object()).items())
+  const Json point = c.value("point", Json::object());  // items() must not outlive its object
+  for (const auto& [k, v] : point.items())
     s += (s.empty() ? "" : " ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
   return s;
 }

@@ -6,6 +6,10 @@
 namespace fb {
 namespace {
 
+// Below this many elements a thread team costs more than it saves (and on a loaded machine a
+// barrier can wait a whole scheduler slice).
+constexpr std::int64_t kParallelElements = 1 << 16;
+
 template <class Format>
 void quantize_group(const Fp8QuantParams& p, const Fp8QuantBuffers& b, std::int64_t row, std::int64_t group,
                     std::uint32_t amax_bits) {
@@ -27,7 +31,7 @@ std::uint32_t amax_of(const Fp8QuantParams& p, const Fp8QuantBuffers& b, std::in
 template <class Format>
 void fused(const Fp8QuantParams& p, const Fp8QuantBuffers& b) {
   const std::int64_t groups = p.groups_per_row();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (p.rows * p.cols >= kParallelElements)
   for (std::int64_t row = 0; row < p.rows; ++row)
     for (std::int64_t g = 0; g < groups; ++g) quantize_group<Format>(p, b, row, g, amax_of(p, b, row, g));
 }
@@ -35,7 +39,7 @@ void fused(const Fp8QuantParams& p, const Fp8QuantBuffers& b) {
 template <class Format>
 void scale_quant(const Fp8QuantParams& p, const Fp8QuantBuffers& b) {
   const std::int64_t groups = p.groups_per_row();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (p.rows * p.cols >= kParallelElements)
   for (std::int64_t row = 0; row < p.rows; ++row)
     for (std::int64_t g = 0; g < groups; ++g) quantize_group<Format>(p, b, row, g, b.amax[row * groups + g]);
 }
@@ -51,7 +55,7 @@ void fp8_quant_fused_emu(const Fp8QuantParams& p, const Fp8QuantBuffers& b) {
 
 void fp8_amax_emu(const Fp8QuantParams& p, const Fp8QuantBuffers& b) {
   const std::int64_t groups = p.groups_per_row();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (p.rows * p.cols >= kParallelElements)
   for (std::int64_t row = 0; row < p.rows; ++row)
     for (std::int64_t g = 0; g < groups; ++g) b.amax[row * groups + g] = amax_of(p, b, row, g);
 }

@@ -1,0 +1,54 @@
+// The registry: globbing by case or family name, duplicate names rejected, axes validated.
+#include <gtest/gtest.h>
+
+#include "core/registry.hpp"
+#include "support/test_family.hpp"
+
+namespace fb {
+namespace {
+
+TEST(Registry, GlobMatchesCaseAndFamilyNames) {
+  EXPECT_TRUE(glob_match("fp8_quant/*", "fp8_quant/per_token"));
+  EXPECT_TRUE(glob_match("*", "anything"));
+  EXPECT_TRUE(glob_match("fp8_quant/per_?x128", "fp8_quant/per_1x128"));
+  EXPECT_FALSE(glob_match("fp8_quant", "fp8_quant/per_token"));
+  EXPECT_TRUE(glob_match("*/per_1x128", "fp8_quant/per_1x128"));
+  Registry r;
+  register_all_families(r);
+  EXPECT_EQ(r.match("fp8_quant").size(), 2u);  // the family name selects its cases
+  EXPECT_EQ(r.match("fp8_quant/per_token").size(), 1u);
+  EXPECT_TRUE(r.match("nosuch").empty());
+}
+
+TEST(Registry, RejectsDuplicateNames) {
+  Registry r;
+  r.add(testing::doubling_case(testing::Fault::none));
+  EXPECT_THROW(r.add(testing::doubling_case(testing::Fault::none)), std::logic_error);
+}
+
+TEST(Registry, EveryRegisteredCaseIsComplete) {
+  Registry r;
+  register_all_families(r);
+  ASSERT_FALSE(r.cases().empty());
+  for (const KernelCase& c : r.cases()) {
+    EXPECT_TRUE(c.name.starts_with(c.family + "/")) << c.name;
+    EXPECT_FALSE(c.fusion.empty()) << c.name;
+    EXPECT_FALSE(c.summary.empty()) << c.name;
+    EXPECT_FALSE(c.spec.empty()) << c.name;
+    EXPECT_TRUE(c.make) << c.name;
+    EXPECT_NE(c.axis("dist"), nullptr) << c.name << " has no input distribution axis";
+    if (c.claim.kind == Claim::Kind::bound) EXPECT_FALSE(c.claim.bound.reason.empty()) << c.name;
+  }
+}
+
+TEST(Axes, ValuesAreCheckedAgainstTheirSpec) {
+  const AxisSpec m = AxisSpec::integer("M", "rows", {}, 1, 100);
+  EXPECT_EQ(m.reject_reason(AxisValue{std::int64_t{5}}), "");
+  EXPECT_EQ(m.reject_reason(AxisValue{std::int64_t{0}}), "axis M must be in [1, 100], got 0");
+  EXPECT_EQ(m.reject_reason(AxisValue{std::string("x")}), "axis M takes an integer");
+  const AxisSpec f = AxisSpec::choice("fp8", "flavour", {"e4m3fn", "e4m3fnuz"}, "e4m3fn");
+  EXPECT_EQ(f.reject_reason(AxisValue{std::string("e5m2")}), "axis fp8 takes one of: e4m3fn, e4m3fnuz; got 'e5m2'");
+}
+
+}  // namespace
+}  // namespace fb

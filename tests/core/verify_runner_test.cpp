@@ -1,0 +1,108 @@
+// The verify runner catches each kind of broken kernel and names it: unwritten elements (poison
+// survives: mistrusted), a chain mismatch, nondeterminism, a constant output, NaN; a correct kernel
+// passes every check.
+#include <gtest/gtest.h>
+
+#include "core/errors.hpp"
+#include "core/session.hpp"
+#include "core/verify_runner.hpp"
+#include "support/test_family.hpp"
+
+namespace fb {
+namespace {
+
+using testing::Fault;
+
+CaseResult verify(Fault fault, std::int64_t n = 256) {
+  const KernelCase kc = testing::doubling_case(fault);
+  Point p;
+  p.set("N", n);
+  Session cpu("cpu");
+  return verify_case(kc, p, VerifyOptions{}, cpu);
+}
+
+const CheckResult* find(const CaseResult& r, const std::string& id, bool passed) {
+  for (const CheckResult& c : r.checks)
+    if (c.id == id && c.passed == passed) return &c;
+  return nullptr;
+}
+
+TEST(VerifyRunner, CorrectKernelPassesEveryCheck) {
+  const CaseResult r = verify(Fault::none);
+  EXPECT_EQ(r.outcome, Outcome::pass) << r.reason;
+  EXPECT_NE(find(r, "check/chain/bitwise", true), nullptr);
+  EXPECT_NE(find(r, "check/fp64/fused", true), nullptr);
+  EXPECT_NE(find(r, "check/fp64/chain", true), nullptr);
+  EXPECT_NE(find(r, "check/repeat/fused", true), nullptr);
+  EXPECT_EQ(r.fingerprints.size(), 2u);
+  EXPECT_EQ(r.fingerprints[0].second, r.fingerprints[1].second);  // fused and chain bytes are the same
+}
+
+TEST(VerifyRunner, UnwrittenElementIsMistrustedNotPassed) {
+  const CaseResult r = verify(Fault::skip_last_element);
+  EXPECT_EQ(r.outcome, Outcome::mistrusted);
+  const CheckResult* repeat = find(r, "check/repeat/fused", false);
+  ASSERT_NE(repeat, nullptr);
+  EXPECT_TRUE(repeat->mistrusted);
+  EXPECT_NE(repeat->message.find("poison survived"), std::string::npos);
+  // The chain check also fails: the NaN poison never matches.
+  const CheckResult* chain = find(r, "check/chain/bitwise", false);
+  ASSERT_NE(chain, nullptr);
+  EXPECT_NE(chain->message.find("[N=255]"), std::string::npos) << chain->message;
+}
+
+TEST(VerifyRunner, ChainMismatchFailsWithFirstMismatch) {
+  const CaseResult r = verify(Fault::chain_off_by_one_ulp);
+  EXPECT_EQ(r.outcome, Outcome::fail);
+  const CheckResult* chain = find(r, "check/chain/bitwise", false);
+  ASSERT_NE(chain, nullptr);
+  EXPECT_NE(chain->message.find("1 of 256 elements differ"), std::string::npos) << chain->message;
+  EXPECT_NE(chain->message.find("first at [N=5] (index 5)"), std::string::npos) << chain->message;
+  EXPECT_NE(find(r, "check/fp64/chain", false), nullptr);  // and the chain is off fp64 by an ulp
+}
+
+TEST(VerifyRunner, NondeterministicKernelFailsRepeatability) {
+  const CaseResult r = verify(Fault::nondeterministic);
+  EXPECT_NE(r.outcome, Outcome::pass);
+  const CheckResult* repeat = find(r, "check/repeat/fused", false);
+  ASSERT_NE(repeat, nullptr);
+  EXPECT_FALSE(repeat->mistrusted);
+}
+
+TEST(VerifyRunner, ConstantOutputForVariedInputsIsMistrusted) {
+  const CaseResult r = verify(Fault::constant_output);
+  EXPECT_EQ(r.outcome, Outcome::mistrusted);
+  EXPECT_NE(find(r, "check/trust/uniform", false), nullptr);
+}
+
+TEST(VerifyRunner, NanOutputNeverPasses) {
+  const CaseResult r = verify(Fault::nan_output);
+  EXPECT_EQ(r.outcome, Outcome::fail);
+  const CheckResult* fp64 = find(r, "check/fp64/fused", false);
+  ASSERT_NE(fp64, nullptr);
+  EXPECT_NE(fp64->message.find("NaN"), std::string::npos);
+  EXPECT_NE(find(r, "check/chain/bitwise", false), nullptr);  // identical NaN bytes still do not match
+}
+
+TEST(VerifyRunner, InputSeedDependsOnRunSeedCaseAndPoint) {
+  Point a, b;
+  a.set("N", std::int64_t{8});
+  b.set("N", std::int64_t{16});
+  EXPECT_EQ(input_seed_for(1, "x/y", a), input_seed_for(1, "x/y", a));
+  EXPECT_NE(input_seed_for(1, "x/y", a), input_seed_for(2, "x/y", a));
+  EXPECT_NE(input_seed_for(1, "x/y", a), input_seed_for(1, "x/z", a));
+  EXPECT_NE(input_seed_for(1, "x/y", a), input_seed_for(1, "x/y", b));
+}
+
+TEST(VerifyRunner, GpuBackendWithoutDeviceIsADeviceError) {
+  if (::getenv("FUSEBENCH_TEST_HAS_GPU")) GTEST_SKIP() << "a GPU is present";
+  try {
+    Session gpu("gpu");
+    GTEST_SKIP() << "a GPU is present";
+  } catch (const DeviceError& e) {
+    EXPECT_FALSE(std::string(e.what()).empty());
+  }
+}
+
+}  // namespace
+}  // namespace fb

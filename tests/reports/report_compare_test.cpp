@@ -1,0 +1,42 @@
+// Report comparison on the golden pair in tests/reports/golden: base passes two cases; head fails
+// one (with two outputs whose bytes changed) and runs the other 1.5x slower.
+#include <gtest/gtest.h>
+
+#include "core/errors.hpp"
+#include "reports/report_compare.hpp"
+
+namespace fb {
+namespace {
+
+const std::string kGolden = std::string(FUSEBENCH_SOURCE_DIR) + "/tests/reports/golden/";
+
+TEST(ReportCompare, GoldenPairShowsRegressionBitsAndTimeRatios) {
+  const Comparison c = compare_reports(load_report(kGolden + "base.json"), load_report(kGolden + "head.json"), {});
+  EXPECT_TRUE(c.regression);
+  EXPECT_EQ(c.json["outcome_regressions"], 1);
+  EXPECT_EQ(c.json["bits_changed"], 2);
+  EXPECT_NEAR(c.json["fused_time_geomean"].get<double>(), std::sqrt(1.5), 1e-9);
+  EXPECT_NE(c.text.find("pass -> fail !"), std::string::npos);
+}
+
+TEST(ReportCompare, SameReportHasNoRegressionAndGatesTrip) {
+  const auto base = load_report(kGolden + "base.json");
+  const auto head = load_report(kGolden + "head.json");
+  EXPECT_FALSE(compare_reports(base, base, {}).regression);
+  EXPECT_DOUBLE_EQ(compare_reports(base, base, {}).json["fused_time_geomean"].get<double>(), 1.0);
+  // Slowdown gate alone: compare only the case that got slower.
+  auto base_one = base, head_one = head;
+  base_one["cases"].erase(0);
+  head_one["cases"].erase(0);
+  EXPECT_FALSE(compare_reports(base_one, head_one, {}).regression);
+  EXPECT_TRUE(compare_reports(base_one, head_one, CompareOptions{1.2, false}).regression);
+  EXPECT_FALSE(compare_reports(base_one, head_one, CompareOptions{1.6, false}).regression);
+}
+
+TEST(ReportCompare, RejectsFilesThatAreNotReports) {
+  EXPECT_THROW(load_report(kGolden + "absent.json"), InputError);
+  EXPECT_THROW(load_report(std::string(FUSEBENCH_SOURCE_DIR) + "/scenarios/ci-quick.json"), InputError);
+}
+
+}  // namespace
+}  // namespace fb
