@@ -41,6 +41,9 @@ elseif(FUSEBENCH_GPU_BACKEND STREQUAL "hip")
   find_package(hip REQUIRED)
 endif()
 
+# Recorded in the cache so that scripts (tools/setup.sh, .ci/run) can read what was chosen.
+set(FUSEBENCH_GPU_BACKEND_CHOSEN ${FUSEBENCH_GPU_BACKEND} CACHE INTERNAL "GPU backend chosen at configure time")
+
 # Compile the given .hip sources for the selected backend, with the numeric contract's flags
 # (semantics section 1: no contraction, IEEE division and sqrt, no flush to zero).
 function(fusebench_gpu_sources target)
