@@ -1,0 +1,81 @@
+// 8-element chunks of a bf16 row: the unit of work of the row producers (F1, F2). A chunk is one
+// 16-byte load when the row length n is a multiple of 8 (kVector); otherwise element by element,
+// with the elements past n read as +0 and never written. Both paths give the same values: only the
+// memory access differs.
+//
+// The fp8 store quantizes a chunk of bf16 values exactly as the fp8 quant kernels do
+// (fp8_quant_device.hpp): a producer that ends in this store writes the bytes its chain writes.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/common/vector_io.hpp"
+#include "kernels/fp8_quant/fp8_quant_device.hpp"
+#include "reference/codecs/bf16.hpp"
+
+namespace fb {
+
+__device__ inline Bf16x8 zero_bf16x8() { return Bf16x8{make_uint4(0, 0, 0, 0)}; }
+
+// Chunk c (elements 8c .. 8c+7) of a row of n bf16.
+template <bool kVector>
+__device__ inline Bf16x8 load_chunk(const std::uint16_t* row, std::int64_t c, std::int64_t n) {
+  if (kVector) return load_bf16x8(row + c * 8);
+  std::uint16_t e[8];
+#pragma unroll
+  for (int j = 0; j < 8; ++j) e[j] = c * 8 + j < n ? row[c * 8 + j] : std::uint16_t{0};
+  Bf16x8 v;
+  v.words.x = e[0] | (static_cast<std::uint32_t>(e[1]) << 16);
+  v.words.y = e[2] | (static_cast<std::uint32_t>(e[3]) << 16);
+  v.words.z = e[4] | (static_cast<std::uint32_t>(e[5]) << 16);
+  v.words.w = e[6] | (static_cast<std::uint32_t>(e[7]) << 16);
+  return v;
+}
+
+// Exact widening of the 8 elements to fp32.
+__device__ inline void widen(const Bf16x8& v, float (&f)[8]) {
+#pragma unroll
+  for (int j = 0; j < 8; ++j) f[j] = bf16x8_element(v, j);
+}
+
+// Rounds 8 fp32 to bf16 (RNE, the codec's rule). Elements past n are packed as +0, so they add
+// nothing to an amax.
+__device__ inline Bf16x8 pack_bf16x8(const float (&f)[8], std::int64_t c, std::int64_t n) {
+  std::uint32_t b[8];
+#pragma unroll
+  for (int j = 0; j < 8; ++j) b[j] = c * 8 + j < n ? bf16_from_float(f[j]) : 0u;
+  Bf16x8 v;
+  v.words.x = b[0] | (b[1] << 16);
+  v.words.y = b[2] | (b[3] << 16);
+  v.words.z = b[4] | (b[5] << 16);
+  v.words.w = b[6] | (b[7] << 16);
+  return v;
+}
+
+template <bool kVector>
+__device__ inline void store_chunk_bf16(std::uint16_t* row, std::int64_t c, std::int64_t n, const Bf16x8& v) {
+  if (kVector) {
+    *reinterpret_cast<uint4*>(row + c * 8) = v.words;
+    return;
+  }
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    const std::uint32_t w = word(v, j / 2);
+    if (c * 8 + j < n) row[c * 8 + j] = static_cast<std::uint16_t>(j % 2 ? w >> 16 : w & 0xFFFFu);
+  }
+}
+
+// fp8 bytes of a chunk of bf16 values under one inverse scale (8-byte store on the vector path).
+template <class Format, bool kVector>
+__device__ inline void store_chunk_fp8(std::uint8_t* row, std::int64_t c, std::int64_t n, const Bf16x8& v,
+                                       float inverse) {
+  if (kVector) {
+    quantize_store_bf16x8<Format>(v, inverse, row + c * 8);
+    return;
+  }
+#pragma unroll
+  for (int j = 0; j < 8; ++j)
+    if (c * 8 + j < n) row[c * 8 + j] = fp8_encode<Format>(bf16x8_element(v, j) * inverse);
+}
+
+}  // namespace fb

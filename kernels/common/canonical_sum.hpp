@@ -1,0 +1,89 @@
+// The canonical fp32 sum of a row (semantics section 1): one order, fixed by the row length alone,
+// shared by every GPU kernel (block of 256 threads) and its CPU twin. First user: the RMSNorm sum of
+// squares (F1); written for any per-element term.
+//
+// Order, for a row of n terms t_0 .. t_{n-1}:
+//   1. chunks of 8 consecutive terms are dealt round-robin to 256 partials: term i belongs to
+//      partial j = (i / 8) % 256;
+//   2. each partial starts at +0 and adds its terms in increasing i, one fp32 add per term (the
+//      term itself is computed before, e.g. s*s as its own fp32 multiply: no fma);
+//   3. the 256 partials are combined by a halving tree: p[j] = p[j] + p[j + h] for j < h, with
+//      h = 128, 64, 32, 16, 8, 4, 2, 1; the sum is p[0].
+// The order depends on n only: never on block size, wave size or grid. An empty partial stays +0,
+// and +0 + x == x, so short rows (n < 2048) need no special case.
+//
+// On the GPU, thread t of a 256-thread block owns partial t: it accumulates chunks t, t + 256, ...
+// in increasing order, then calls canonical_block_sum(). The tree steps 128, 64 and 32 cross waves
+// (wave32) and go through shared memory; steps 16..1 are xor shuffles among lanes 0..31, which are
+// one wave on wave32 and wave64 alike (lane j reads lane j + h for j < h; fp32 + commutes, so the
+// butterfly's mirrored sums are the same values).
+#pragma once
+
+#include <cstdint>
+
+#include "reference/codecs/host_device.hpp"
+
+namespace fb {
+
+inline constexpr int kCanonicalPartials = 256;
+inline constexpr int kCanonicalChunk = 8;
+
+// The partial that term i belongs to.
+FB_HD int canonical_partial_of(std::int64_t i) {
+  return static_cast<int>((i / kCanonicalChunk) % kCanonicalPartials);
+}
+
+// Host twin, step 3: the halving tree over 256 partials (overwrites them), returns the sum.
+inline float canonical_tree_sum(float* partials) {
+  for (int half = kCanonicalPartials / 2; half > 0; half /= 2)
+    for (int j = 0; j < half; ++j) partials[j] = partials[j] + partials[j + half];
+  return partials[0];
+}
+
+// Host twin, steps 1-3: the canonical sum of term(0) .. term(n-1), each term an fp32.
+template <class Term>
+float canonical_row_sum(std::int64_t n, Term&& term) {
+  float partials[kCanonicalPartials] = {};
+  for (std::int64_t i = 0; i < n; ++i) {
+    float& p = partials[canonical_partial_of(i)];
+    p = p + term(i);
+  }
+  return canonical_tree_sum(partials);
+}
+
+}  // namespace fb
+
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#include "kernels/common/hip_compat.hpp"
+
+namespace fb {
+
+// Shared memory the block sum needs: one word per partial plus the broadcast slot.
+inline constexpr int kCanonicalScratch = kCanonicalPartials + 1;
+
+// Step 3 on the GPU: every thread of a 256-thread block passes its partial (thread t = partial t);
+// every thread gets the sum. `scratch` is __shared__ float[kCanonicalScratch]. It may be passed to
+// the next call without a barrier: the result slot is read after the last barrier, and the next
+// call overwrites it only after three barriers of its own.
+__device__ inline float canonical_block_sum(float partial, float* scratch) {
+  const int t = threadIdx.x;
+  scratch[t] = partial;
+  __syncthreads();
+  // Cross-wave steps (h = 128, 64) through shared memory.
+  if (t < 128) scratch[t] = scratch[t] + scratch[t + 128];
+  __syncthreads();
+  if (t < 64) scratch[t] = scratch[t] + scratch[t + 64];
+  __syncthreads();
+  if (t < 32) {
+    // h = 32 from shared memory; h = 16..1 by shuffles inside lanes 0..31 (one wave everywhere).
+    float v = scratch[t] + scratch[t + 32];
+#pragma unroll
+    for (int h = 16; h > 0; h >>= 1) v = v + __uint_as_float(shfl_xor_u32(__float_as_uint(v), h));
+    if (t == 0) scratch[kCanonicalPartials] = v;
+  }
+  __syncthreads();
+  return scratch[kCanonicalPartials];
+}
+
+}  // namespace fb
+#endif

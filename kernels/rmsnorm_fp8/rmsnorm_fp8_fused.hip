@@ -1,0 +1,147 @@
+// RMSNorm -> fp8, fused (F1): one pass reads x (+ residual) and the weight once, writes
+// residual_out, the fp8 bytes and scales of bf16(y), and optionally the bf16 out.
+//
+// Rounding points, in order: s = x + residual (fp32); the canonical sum of s*s; r; y = (s*r)*(o+w);
+// bf16(y); then the fp8 quant of bf16(y) with fp8_quant_math.hpp, the arithmetic of the chain's
+// quant kernel. Claim: bitwise equal to the chain (rmsnorm_kernel -> fp8_quant) on every output.
+//
+// per token:  after pass A (rmsnorm_fp8_device.hpp) each thread forms bf16(y) of its chunks in
+//             registers, the block takes the row's amax (exact, order-free max), then quantizes.
+// per 1x128:  a 128-element group is 16 chunks owned by 16 consecutive, 16-aligned threads
+//             (chunk c = t + 256k, group c / 16), so the group's amax is a 16-lane xor-shuffle max,
+//             the same on wave32 and wave64; each group is quantized as soon as its max is known.
+#include "kernels/common/block_reduce.hpp"
+#include "kernels/common/gpu_check.hpp"
+#include "kernels/rmsnorm_fp8/rmsnorm_fp8_device.hpp"
+
+namespace fb {
+namespace {
+
+struct Fp8Dest {
+  std::uint8_t* q;
+  void* scales;
+  std::int64_t rows;
+  ScaleFormat format;
+  ScaleLayout layout;
+};
+
+template <class Format, bool kVector, int kCached>
+__global__ __launch_bounds__(kRmsnormThreads) void rmsnorm_fp8_token_kernel(RmsnormArgs a, Fp8Dest d) {
+  __shared__ float sum_scratch[kCanonicalScratch];
+  __shared__ std::uint32_t max_scratch[kRmsnormThreads / 32];
+  const std::int64_t row = blockIdx.x;
+  const std::int64_t n = a.hidden;
+  const std::int64_t chunks = rmsnorm_chunks(n);
+  std::uint8_t* q_row = d.q + row * n;
+
+  float s[kCached][8];
+  Bf16x8 w[kCached];
+  const float r = rmsnorm_pass_a<kVector, kCached>(a, row, s, w, sum_scratch);
+
+  // Pass B: bf16(y) into registers (and out), row amax.
+  Bf16x8 y[kCached];
+  std::uint32_t amax = 0;
+#pragma unroll
+  for (int k = 0; k < kCached; ++k) {
+    const std::int64_t c = threadIdx.x + static_cast<std::int64_t>(k) * kRmsnormThreads;
+    y[k] = zero_bf16x8();
+    if (c < chunks) {
+      y[k] = rmsnorm_chunk_y(a, c, s[k], w[k], r);
+      if (a.out) store_chunk_bf16<kVector>(a.out + row * n, c, n, y[k]);
+      amax = max_u32(amax, bf16x8_abs_max_bits(y[k]));
+    }
+  }
+  for (std::int64_t c = threadIdx.x + kCached * kRmsnormThreads; c < chunks; c += kRmsnormThreads) {
+    const Bf16x8 v = rmsnorm_chunk_y_reread<kVector>(a, row, c, r);
+    if (a.out) store_chunk_bf16<kVector>(a.out + row * n, c, n, v);
+    amax = max_u32(amax, bf16x8_abs_max_bits(v));
+  }
+  amax = block_max_u32<kRmsnormThreads>(amax, max_scratch);
+  const Fp8Scale scale = fp8_scale_from_amax_bits(amax, Format::kFlavour, d.format);
+
+  // Pass C: quantize from registers (recompute past the cache).
+#pragma unroll
+  for (int k = 0; k < kCached; ++k) {
+    const std::int64_t c = threadIdx.x + static_cast<std::int64_t>(k) * kRmsnormThreads;
+    if (c < chunks) store_chunk_fp8<Format, kVector>(q_row, c, n, y[k], scale.inverse);
+  }
+  for (std::int64_t c = threadIdx.x + kCached * kRmsnormThreads; c < chunks; c += kRmsnormThreads)
+    store_chunk_fp8<Format, kVector>(q_row, c, n, rmsnorm_chunk_y_reread<kVector>(a, row, c, r), scale.inverse);
+  if (threadIdx.x == 0) fp8_store_scale(d.scales, row, scale, d.format);
+}
+
+// One 1x128 group: its amax over 16 lanes, then its bytes and (lane 0 of the 16) its scale.
+// Every thread calls this for every k (the shuffle needs all lanes); `in` says whether chunk c exists.
+template <class Format>
+__device__ inline void quantize_group_chunk(const Fp8Dest& d, std::int64_t row, std::int64_t c, std::int64_t n,
+                                            bool in, const Bf16x8& y) {
+  const std::uint32_t amax = group16_max_u32(in ? bf16x8_abs_max_bits(y) : 0u);
+  if (!in) return;
+  const Fp8Scale scale = fp8_scale_from_amax_bits(amax, Format::kFlavour, d.format);
+  quantize_store_bf16x8<Format>(y, scale.inverse, d.q + row * n + c * 8);
+  if (threadIdx.x % 16 == 0) {
+    const std::int64_t groups = n / kFp8GroupSize;
+    fp8_store_scale(d.scales, fp8_scale_index(row, c / 16, d.rows, groups, d.layout), scale, d.format);
+  }
+}
+
+template <class Format, int kCached>
+__global__ __launch_bounds__(kRmsnormThreads) void rmsnorm_fp8_group_kernel(RmsnormArgs a, Fp8Dest d) {
+  __shared__ float sum_scratch[kCanonicalScratch];
+  const std::int64_t row = blockIdx.x;
+  const std::int64_t n = a.hidden;  // a multiple of 128: every chunk is a full vector
+  const std::int64_t chunks = n / 8;
+
+  float s[kCached][8];
+  Bf16x8 w[kCached];
+  const float r = rmsnorm_pass_a<true, kCached>(a, row, s, w, sum_scratch);
+
+  // NOTE: chunks is a multiple of 16, so the 16 lanes of a group are in or out together.
+#pragma unroll
+  for (int k = 0; k < kCached; ++k) {
+    const std::int64_t c = threadIdx.x + static_cast<std::int64_t>(k) * kRmsnormThreads;
+    const bool in = c < chunks;
+    Bf16x8 y = zero_bf16x8();
+    if (in) {
+      y = rmsnorm_chunk_y(a, c, s[k], w[k], r);
+      if (a.out) store_chunk_bf16<true>(a.out + row * n, c, n, y);
+    }
+    quantize_group_chunk<Format>(d, row, c, n, in, y);
+  }
+  // Past the register cache: the same with re-read chunks; the trip count is uniform in the block.
+  const std::int64_t rounds = (chunks + kRmsnormThreads - 1) / kRmsnormThreads;
+  for (std::int64_t k = kCached; k < rounds; ++k) {
+    const std::int64_t c = threadIdx.x + k * kRmsnormThreads;
+    const bool in = c < chunks;
+    Bf16x8 y = zero_bf16x8();
+    if (in) {
+      y = rmsnorm_chunk_y_reread<true>(a, row, c, r);
+      if (a.out) store_chunk_bf16<true>(a.out + row * n, c, n, y);
+    }
+    quantize_group_chunk<Format>(d, row, c, n, in, y);
+  }
+}
+
+}  // namespace
+
+void rmsnorm_fp8_fused_launch(const RmsnormFp8Params& p, const RmsnormFp8Buffers& b, void* stream) {
+  auto* s = static_cast<hipStream_t>(stream);
+  const RmsnormArgs a = rmsnorm_args(p, b, p.write_out ? b.out : nullptr);
+  const Fp8Dest d{b.q, b.scales, p.rows, p.scale_format, p.layout};
+  const auto blocks = static_cast<unsigned>(p.rows);
+  with_fp8_format(p.flavour, [&](auto format) {
+    using Format = decltype(format);
+    with_cached_chunks(p.hidden, [&](auto cached) {
+      constexpr int kCached = decltype(cached)::value;
+      if (p.granularity == Fp8Granularity::per_1x128)
+        rmsnorm_fp8_group_kernel<Format, kCached><<<blocks, kRmsnormThreads, 0, s>>>(a, d);
+      else if (p.hidden % 8 == 0)
+        rmsnorm_fp8_token_kernel<Format, true, kCached><<<blocks, kRmsnormThreads, 0, s>>>(a, d);
+      else
+        rmsnorm_fp8_token_kernel<Format, false, kCached><<<blocks, kRmsnormThreads, 0, s>>>(a, d);
+    });
+  });
+  gpu_check_launch("rmsnorm_fp8_fused_kernel");
+}
+
+}  // namespace fb

@@ -1,0 +1,152 @@
+// SwiGLU -> fp8, fused (F2): one pass reads gate_up once and writes the down projection's fp8 bytes
+// and scales of bf16(out), and optionally the bf16 out.
+//
+// Rounding points: the activation in fp32 (swiglu_fp8_math.hpp), bf16(out), then the fp8 quant of
+// bf16(out) with fp8_quant_math.hpp, the arithmetic of the chain's quant kernel. No sums: the only
+// reduction is the exact, order-free amax. Claim: bitwise equal to the chain
+// (swiglu_kernel -> fp8_quant) on every output.
+//
+// per token:  one block per row (64, 128 or 256 threads, about two chunks each); bf16(out) stays in
+//             registers (up to 4 chunks per thread; longer rows recompute the rest) while the block
+//             takes the row's amax, then it is quantized.
+// per 1x128:  flat over all chunks, 4 per thread, all loads issued first; the 16 lanes of an aligned
+//             lane group own one 128-column group (d is a multiple of 128), so its amax is a 16-lane
+//             xor-shuffle max, the same on wave32 and wave64.
+#include "kernels/common/block_reduce.hpp"
+#include "kernels/common/gpu_check.hpp"
+#include "kernels/swiglu_fp8/swiglu_fp8_device.hpp"
+
+namespace fb {
+namespace {
+
+constexpr int kTokenMaxThreads = 256;
+constexpr int kTokenCached = 4;
+constexpr int kGroupThreads = 256;
+constexpr int kGroupUnroll = 4;
+constexpr int kLanesPerGroup = static_cast<int>(kFp8GroupSize / 8);  // 16
+
+struct Fp8Dest {
+  std::uint8_t* q;
+  void* scales;
+  std::int64_t rows;
+  ScaleFormat format;
+  ScaleLayout layout;
+};
+
+template <class Format, bool kOai, bool kVector>
+__global__ __launch_bounds__(kTokenMaxThreads) void swiglu_fp8_token_kernel(const std::uint16_t* gate_up,
+                                                                            std::uint16_t* out, Fp8Dest dst,
+                                                                            std::int64_t d) {
+  __shared__ std::uint32_t max_scratch[kTokenMaxThreads / 32];
+  const std::int64_t row = blockIdx.x;
+  const std::int64_t chunks = swiglu_chunks_per_row(d);
+  const int threads = blockDim.x;
+
+  // Loads, then activations into registers (and out), row amax.
+  GateUpChunk in[kTokenCached];
+#pragma unroll
+  for (int k = 0; k < kTokenCached; ++k) {
+    const std::int64_t c = threadIdx.x + static_cast<std::int64_t>(k) * threads;
+    if (c < chunks) in[k] = load_gate_up<kVector>(gate_up, row, c, d);
+  }
+  Bf16x8 y[kTokenCached];
+  std::uint32_t amax = 0;
+#pragma unroll
+  for (int k = 0; k < kTokenCached; ++k) {
+    const std::int64_t c = threadIdx.x + static_cast<std::int64_t>(k) * threads;
+    y[k] = zero_bf16x8();
+    if (c < chunks) {
+      y[k] = swiglu_chunk<kOai>(in[k], c, d);
+      if (out) store_chunk_bf16<kVector>(out + row * d, c, d, y[k]);
+      amax = max_u32(amax, bf16x8_abs_max_bits(y[k]));
+    }
+  }
+  for (std::int64_t c = threadIdx.x + kTokenCached * threads; c < chunks; c += threads) {
+    const Bf16x8 v = swiglu_chunk<kOai>(load_gate_up<kVector>(gate_up, row, c, d), c, d);
+    if (out) store_chunk_bf16<kVector>(out + row * d, c, d, v);
+    amax = max_u32(amax, bf16x8_abs_max_bits(v));
+  }
+  amax = block_max_u32<kTokenMaxThreads>(amax, max_scratch);
+  const Fp8Scale scale = fp8_scale_from_amax_bits(amax, Format::kFlavour, dst.format);
+
+  // Quantize from registers (recompute past the cache).
+  std::uint8_t* q_row = dst.q + row * d;
+#pragma unroll
+  for (int k = 0; k < kTokenCached; ++k) {
+    const std::int64_t c = threadIdx.x + static_cast<std::int64_t>(k) * threads;
+    if (c < chunks) store_chunk_fp8<Format, kVector>(q_row, c, d, y[k], scale.inverse);
+  }
+  for (std::int64_t c = threadIdx.x + kTokenCached * threads; c < chunks; c += threads)
+    store_chunk_fp8<Format, kVector>(q_row, c, d, swiglu_chunk<kOai>(load_gate_up<kVector>(gate_up, row, c, d), c, d),
+                                     scale.inverse);
+  if (threadIdx.x == 0) fp8_store_scale(dst.scales, row, scale, dst.format);
+}
+
+template <class Format, bool kOai>
+__global__ __launch_bounds__(kGroupThreads) void swiglu_fp8_group_kernel(const std::uint16_t* gate_up,
+                                                                         std::uint16_t* out, Fp8Dest dst,
+                                                                         std::int64_t d) {
+  const std::int64_t per_row = d / 8;
+  const std::int64_t total = dst.rows * per_row;
+  const std::int64_t groups_per_row = d / kFp8GroupSize;
+  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * (kGroupThreads * kGroupUnroll) + threadIdx.x;
+  GateUpChunk in[kGroupUnroll];
+#pragma unroll
+  for (int u = 0; u < kGroupUnroll; ++u) {
+    const std::int64_t v = first + u * kGroupThreads;
+    if (v < total) in[u] = load_gate_up<true>(gate_up, v / per_row, v % per_row, d);
+  }
+#pragma unroll
+  for (int u = 0; u < kGroupUnroll; ++u) {
+    const std::int64_t v = first + u * kGroupThreads;
+    // NOTE: total is a multiple of 16, so the 16 lanes of a group are in or out together, and all
+    // of them take part in the shuffle.
+    const bool valid = v < total;
+    const std::int64_t row = v / per_row, c = v % per_row;
+    Bf16x8 y = zero_bf16x8();
+    if (valid) {
+      y = swiglu_chunk<kOai>(in[u], c, d);
+      if (out) store_chunk_bf16<true>(out + row * d, c, d, y);
+    }
+    const std::uint32_t amax = group16_max_u32(valid ? bf16x8_abs_max_bits(y) : 0u);
+    if (!valid) continue;
+    const Fp8Scale scale = fp8_scale_from_amax_bits(amax, Format::kFlavour, dst.format);
+    quantize_store_bf16x8<Format>(y, scale.inverse, dst.q + row * d + c * 8);
+    if (threadIdx.x % kLanesPerGroup == 0)
+      fp8_store_scale(dst.scales, fp8_scale_index(row, c / kLanesPerGroup, dst.rows, groups_per_row, dst.layout),
+                      scale, dst.format);
+  }
+}
+
+// Threads per row for the per-token kernel: about two chunks each, 64 to 256.
+int token_threads(std::int64_t chunks) {
+  int threads = 64;
+  while (threads < kTokenMaxThreads && 2 * threads < chunks) threads *= 2;
+  return threads;
+}
+
+}  // namespace
+
+void swiglu_fp8_fused_launch(const SwigluFp8Params& p, const SwigluFp8Buffers& b, void* stream) {
+  auto* s = static_cast<hipStream_t>(stream);
+  const Fp8Dest dst{b.q, b.scales, p.rows, p.scale_format, p.layout};
+  std::uint16_t* out = p.write_out ? b.out : nullptr;
+  with_fp8_format(p.flavour, [&](auto format) {
+    using Format = decltype(format);
+    with_swiglu_variant(p, [&](auto oai, auto vector) {
+      constexpr bool kOai = decltype(oai)::value;
+      if (p.granularity == Fp8Granularity::per_token) {
+        swiglu_fp8_token_kernel<Format, kOai, decltype(vector)::value>
+            <<<static_cast<unsigned>(p.rows), token_threads(swiglu_chunks_per_row(p.d)), 0, s>>>(b.gate_up, out, dst,
+                                                                                               p.d);
+      } else if constexpr (decltype(vector)::value) {  // per 1x128: d is a multiple of 128
+        swiglu_fp8_group_kernel<Format, kOai>
+            <<<grid_for(p.rows * p.d / 8, kGroupThreads * kGroupUnroll), kGroupThreads, 0, s>>>(b.gate_up, out, dst,
+                                                                                                p.d);
+      }
+    });
+  });
+  gpu_check_launch("swiglu_fp8_fused_kernel");
+}
+
+}  // namespace fb
