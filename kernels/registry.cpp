@@ -5,11 +5,13 @@
 namespace fb {
 
 void register_fp8_quant(Registry& registry);
+void register_moe_sort_mxfp4(Registry& registry);
 void register_rmsnorm_fp8(Registry& registry);
 void register_swiglu_fp8(Registry& registry);
 
 void register_all_families(Registry& registry) {
   register_fp8_quant(registry);
+  register_moe_sort_mxfp4(registry);
   register_rmsnorm_fp8(registry);
   register_swiglu_fp8(registry);
 }

@@ -1,0 +1,118 @@
+// CPU emulation of F5's fused paths and chain, with the kernels' arithmetic
+// (moe_sort_mxfp4_math.hpp) and the same writes:
+//   chain        count -> scan -> scatter (+ moe_buf zero) -> quant rows (per-row scales)
+//                -> scale sort (sorted ids + per-row scales -> swizzled bytes)
+//   one launch   bitmap sort; each row quantized once, its scales stored at its sorted positions
+//   four launch  count -> scan -> scatter (+ pair -> position map, zero scale rows)
+//                -> quant (scales at sorted positions) + moe_buf zero
+// A 32-element block's scale is a function of its 32 inputs only, so where the scale is computed
+// (per row, then moved; or at the sorted position directly) cannot change a bit.
+#include <cstring>
+#include <vector>
+
+#include "kernels/moe_sort_mxfp4/moe_sort_mxfp4.hpp"
+#include "kernels/moe_sort_mxfp4/moe_sort_mxfp4_math.hpp"
+#include "kernels/moe_sort_mxfp4/moe_sort_mxfp4_sort_emu.hpp"
+
+namespace fb {
+namespace {
+
+// Quantizes row r: K/2 bytes of xq and K/32 scale bytes into row_scale.
+void quant_row(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b, std::int64_t r, std::uint8_t* row_scale) {
+  const std::uint16_t* x = b.x + r * p.cols;
+  std::uint8_t* q = b.xq + r * p.cols / 2;
+  for (std::int64_t y = 0; y < p.scale_cols(); ++y) {
+    std::uint32_t w[16];  // 32 bf16, element 2i in the low half of word i
+    std::memcpy(w, x + y * kMxBlock, sizeof w);
+    std::uint32_t amax = 0;
+    for (std::uint32_t word : w) amax = max_u32(amax, bf16x2_abs_max_bits(word));
+    const std::uint8_t s = mx_scale_byte(amax, p.rule);
+    const float inverse = e8m0_inverse(s);
+    for (int v = 0; v < 4; ++v) {
+      const std::uint32_t packed =
+          mx_quantize_bf16x8(w[4 * v], w[4 * v + 1], w[4 * v + 2], w[4 * v + 3], inverse, p.rounding);
+      std::memcpy(q + y * 16 + v * 4, &packed, 4);
+    }
+    row_scale[y] = s;
+  }
+}
+
+// A row's scale bytes at each sorted position that reads it, pad columns as 0.
+void store_row_scales(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b, const std::int32_t* positions,
+                      std::int64_t count, const std::uint8_t* row_scale) {
+  for (std::int64_t i = 0; i < count; ++i) {
+    if (positions[i] < 0) continue;
+    for (std::int64_t y = 0; y < p.scale_cols_pad(); ++y)
+      b.scales[mx_scale_addr(positions[i], y, p.scale_cols_pad())] = y < p.scale_cols() ? row_scale[y] : 0;
+  }
+}
+
+// Every row quantized once; its scales go to the positions of its pairs (row r owns pairs
+// [r * slots, (r + 1) * slots): the token's k pairs at stage 1, pair r itself at stage 2).
+void quant_rows_to_sorted(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b, const std::int32_t* pair_pos) {
+  const std::int64_t slots = p.slots_per_row();
+#pragma omp parallel
+  {
+    std::vector<std::uint8_t> row_scale(static_cast<std::size_t>(p.scale_cols()));
+#pragma omp for schedule(static)
+    for (std::int64_t r = 0; r < p.rows(); ++r) {
+      quant_row(p, b, r, row_scale.data());
+      store_row_scales(p, b, pair_pos + r * slots, slots, row_scale.data());
+    }
+  }
+}
+
+}  // namespace
+
+void mxfp4_quant_rows_emu(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b) {
+#pragma omp parallel for schedule(static)
+  for (std::int64_t r = 0; r < p.rows(); ++r) quant_row(p, b, r, b.row_scales + r * p.scale_cols());
+}
+
+void mxfp4_scale_sort_emu(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b) {
+  const std::int64_t valid = b.num_valid_ids[0], pad = p.scale_cols_pad();
+  const std::int64_t bytes = (valid + 31) / 32 * 32 * pad;  // the written tiles
+#pragma omp parallel for schedule(static)
+  for (std::int64_t a = 0; a < bytes; ++a) {
+    const MxScaleCoord c = mx_scale_coord(a, pad);
+    std::uint8_t v = 0;  // sentinels, pad columns, rows past num_valid_ids[0]
+    if (c.p < valid && c.y < p.scale_cols()) {
+      const std::int32_t entry = b.sorted_token_ids[c.p];
+      if (moe_entry_token(entry) < p.tokens)
+        v = b.row_scales[mx_source_row(entry, p.topk, p.stage) * p.scale_cols() + c.y];
+    }
+    b.scales[a] = v;
+  }
+}
+
+void moe_sort_quant_emu(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b) {
+  const std::vector<std::int32_t> pair_pos = moe_sort_one_launch_emu(p, b);
+  quant_rows_to_sorted(p, b, pair_pos.data());
+  moe_buf_zero_emu(p, b);
+}
+
+void moe_sort_quant_large_emu(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b) {
+  moe_sort_count_emu(p, b);
+  moe_sort_scan_emu(p, b);
+  moe_sort_scatter_emu(p, b, true);
+  quant_rows_to_sorted(p, b, b.pair_pos);
+  moe_buf_zero_emu(p, b);
+}
+
+void moe_sort_mxfp4_chain_emu(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b) {
+  moe_sort_count_emu(p, b);
+  moe_sort_scan_emu(p, b);
+  moe_sort_scatter_emu(p, b, false);
+  mxfp4_quant_rows_emu(p, b);
+  mxfp4_scale_sort_emu(p, b);
+}
+
+void moe_sort_mxfp4_fused_emu(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b) {
+  switch (moe_sort_quant_path(p)) {
+    case MoeSortQuantPath::one_launch: moe_sort_quant_emu(p, b); return;
+    case MoeSortQuantPath::four_launch: moe_sort_quant_large_emu(p, b); return;
+    case MoeSortQuantPath::chain: moe_sort_mxfp4_chain_emu(p, b); return;
+  }
+}
+
+}  // namespace fb
