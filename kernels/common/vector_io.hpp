@@ -31,4 +31,12 @@ __device__ inline void store_u8x8(std::uint8_t* p, const std::uint8_t (&b)[8]) {
   *reinterpret_cast<uint2*>(p) = v;
 }
 
+// Four byte pairs (element 2j in the low byte of pair j) as one 8-byte store.
+__device__ inline void store_u16x4(std::uint8_t* p, const std::uint16_t (&h)[4]) {
+  uint2 v;
+  v.x = h[0] | (static_cast<std::uint32_t>(h[1]) << 16);
+  v.y = h[2] | (static_cast<std::uint32_t>(h[3]) << 16);
+  *reinterpret_cast<uint2*>(p) = v;
+}
+
 }  // namespace fb

@@ -42,10 +42,11 @@ __device__ inline std::uint32_t bf16x8_abs_max_bits(const Bf16x8& v) {
 
 template <class Format>
 __device__ inline void quantize_store_bf16x8(const Bf16x8& v, float inverse, std::uint8_t* dst) {
-  std::uint8_t b[8];
+  std::uint16_t pairs[4];
 #pragma unroll
-  for (int j = 0; j < 8; ++j) b[j] = fp8_encode<Format>(bf16x8_element(v, j) * inverse);
-  store_u8x8(dst, b);
+  for (int j = 0; j < 4; ++j)
+    pairs[j] = fp8x2_encode<Format>(bf16x8_element(v, 2 * j) * inverse, bf16x8_element(v, 2 * j + 1) * inverse);
+  store_u16x4(dst, pairs);
 }
 
 inline unsigned grid_for(std::int64_t work, std::int64_t per_block) {
