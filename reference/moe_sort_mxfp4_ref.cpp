@@ -160,7 +160,7 @@ std::vector<Fp64Check> moe_sort_mxfp4_check_fp64(const MoeSortRefProblem& p, con
   // Scales at every valid position against the ideal of their source block; elements of each read
   // row against the fp64 input under the kernel's own scale (taken at the row's first position).
   ErrorAccumulator scale_acc, q_acc;
-#pragma omp parallel
+#pragma omp parallel if (valid * p.cols >= 1 << 16)
   {
     ErrorAccumulator local_scale, local_q;
     Eigen::ArrayXd row(p.cols);

@@ -17,6 +17,9 @@
 namespace fb {
 namespace {
 
+// Below this many elements a loop runs on one thread: waking threads costs more than the work.
+constexpr std::int64_t kParallelWork = 1 << 16;
+
 // Quantizes row r: K/2 bytes of xq and K/32 scale bytes into row_scale.
 void quant_row(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b, std::int64_t r, std::uint8_t* row_scale) {
   const std::uint16_t* x = b.x + r * p.cols;
@@ -51,7 +54,7 @@ void store_row_scales(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b,
 // [r * slots, (r + 1) * slots): the token's k pairs at stage 1, pair r itself at stage 2).
 void quant_rows_to_sorted(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b, const std::int32_t* pair_pos) {
   const std::int64_t slots = p.slots_per_row();
-#pragma omp parallel
+#pragma omp parallel if (p.rows() * p.cols >= kParallelWork)
   {
     std::vector<std::uint8_t> row_scale(static_cast<std::size_t>(p.scale_cols()));
 #pragma omp for schedule(static)
@@ -65,14 +68,14 @@ void quant_rows_to_sorted(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers
 }  // namespace
 
 void mxfp4_quant_rows_emu(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (p.rows() * p.cols >= kParallelWork)
   for (std::int64_t r = 0; r < p.rows(); ++r) quant_row(p, b, r, b.row_scales + r * p.scale_cols());
 }
 
 void mxfp4_scale_sort_emu(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b) {
   const std::int64_t valid = b.num_valid_ids[0], pad = p.scale_cols_pad();
   const std::int64_t bytes = (valid + 31) / 32 * 32 * pad;  // the written tiles
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (bytes >= kParallelWork)
   for (std::int64_t a = 0; a < bytes; ++a) {
     const MxScaleCoord c = mx_scale_coord(a, pad);
     std::uint8_t v = 0;  // sentinels, pad columns, rows past num_valid_ids[0]

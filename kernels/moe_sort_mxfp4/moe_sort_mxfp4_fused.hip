@@ -136,10 +136,10 @@ void moe_sort_quant_launch(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffer
                   static_cast<std::uint32_t>(p.cols / 8), static_cast<std::uint32_t>(p.tile_rows()),
                   static_cast<std::uint32_t>(p.tiles()), static_cast<std::uint32_t>(p.tokens * p.buf_cols / 8)};
   // Enough blocks for the duties too: the zero scale rows (at most min(E, T*k) * (B - 1) + 31 rows)
-  // and moe_buf, at about 4 items per thread.
+  // and moe_buf, at about 8 items per thread.
   const std::int64_t zero_rows = std::min(p.experts, p.pairs()) * (p.block - 1) + 31;
   const std::int64_t duty = std::max(zero_rows * p.scale_cols_pad(), p.tokens * p.buf_cols / 8);
-  const auto grid = static_cast<unsigned>(std::max<std::int64_t>(p.tiles(), grid_for(duty, kMxThreads * 4)));
+  const auto grid = static_cast<unsigned>(std::max<std::int64_t>(p.tiles(), grid_for(duty, kMxThreads * 8)));
   with_mx_options(p.rule, p.rounding, [&](auto rule, auto rounding) {
     moe_sort_quant_kernel<decltype(rule)::value, decltype(rounding)::value>
         <<<grid, kMxThreads, static_cast<std::size_t>(p.one_launch_smem_bytes()), static_cast<hipStream_t>(stream)>>>(a);

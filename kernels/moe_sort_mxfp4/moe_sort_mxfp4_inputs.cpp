@@ -93,7 +93,7 @@ void make_moe_routing(const MoeSortMxfp4Params& p, MoeRouting routing, std::uint
     token_perm = permutation(T, seed, 2);
     expert_perm = permutation(E, seed, 3);
   }
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (T * k >= 4096)
   for (std::int64_t t = 0; t < T; ++t) {
     Draws d(seed, 1, static_cast<std::uint64_t>(t));
     std::int32_t* row = ids + t * k;
@@ -147,7 +147,7 @@ void apply_mx_edge_rows(std::uint16_t* x, std::int64_t rows, std::int64_t cols) 
   // At amax 6 every rule gives scale byte 127 (multiplier 1), so these reach the encoder as they are.
   const float ties[] = {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f, -0.25f, -1.25f, -2.5f, -5.0f, 0.5f, 3.0f, -6.0f};
   const float thresholds[] = {1.5f, 1.71875f, 1.75f};  // roundup / even / floor disagree around these
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (rows * cols >= 1 << 16)
   for (std::int64_t r = 0; r < rows; ++r) {
     std::uint16_t* row = x + r * cols;
     for (std::int64_t c = 0; c < cols; ++c) {

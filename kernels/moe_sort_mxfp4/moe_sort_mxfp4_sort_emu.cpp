@@ -90,7 +90,7 @@ void moe_buf_zero_emu(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b)
 
 void moe_sort_count_emu(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b) {
   const std::int64_t E = p.experts, k = p.topk;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (p.chunks() >= 16)
   for (std::int64_t c = 0; c < p.chunks(); ++c) {
     std::int32_t* counts = b.chunk_counts + c * E;
     std::fill(counts, counts + E, 0);
@@ -127,7 +127,7 @@ void moe_sort_scan_emu(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b
 void moe_sort_scatter_emu(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b, bool fused) {
   const std::int64_t E = p.experts, k = p.topk;
   const MoeExpertTable t = table_from_info(p, b.expert_info);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (p.chunks() >= 16)
   for (std::int64_t c = 0; c < p.chunks(); ++c) {
     // One chunk of 256 tokens: a bitmap [E][8] of the tokens routed to each expert.
     std::vector<std::uint32_t> bits(static_cast<std::size_t>(E * 8), 0u);
