@@ -61,7 +61,7 @@ __global__ __launch_bounds__(kScanThreads) void moe_sort_scan_kernel(std::int32_
     for (int c = c0; c < c1; ++c) sum += chunk_counts[c * experts + e];
   seg[threadIdx.x] = sum;
   __syncthreads();
-  if (threadIdx.x < experts) {
+  if (static_cast<int>(threadIdx.x) < experts) {
     std::int32_t run = 0;  // segments of this expert -> exclusive prefixes
     for (int k = 0; k < segments; ++k) {
       const std::int32_t v = seg[k * experts + threadIdx.x];
