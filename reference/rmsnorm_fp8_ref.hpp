@@ -4,7 +4,7 @@
 // Reference (fp64, exact inputs): s = x + residual (exact in fp64); y = s / sqrt(mean(s^2) + eps)
 // * (offset + w), with eps the fp32 value the kernel is given. Bounds, derived (u = 2^-24):
 //   residual_out  0 ulp: bf16(fl32(x + res)) is RN_bf16(x + res). Two bf16 whose exponents differ
-//                 by <= 16 add exactly in fp32; otherwise the smaller is < 2^-15 of the larger and
+//                 by <= 15 add exactly in fp32; otherwise the smaller is < 2^-15 of the larger and
 //                 can move neither the fp32 nor the bf16 result across a bf16 midpoint.
 //   out (bf16)    rmsnorm_y_rel_error() bounds fp32 y against fp64 (sum of squares: longest add
 //                 path of the canonical order, then / n, + eps, sqrt, 1/x, s*r, o+w, the product);

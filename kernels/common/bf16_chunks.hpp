@@ -20,16 +20,19 @@ __device__ inline Bf16x8 zero_bf16x8() { return Bf16x8{make_uint4(0, 0, 0, 0)}; 
 // Chunk c (elements 8c .. 8c+7) of a row of n bf16.
 template <bool kVector>
 __device__ inline Bf16x8 load_chunk(const std::uint16_t* row, std::int64_t c, std::int64_t n) {
-  if (kVector) return load_bf16x8(row + c * 8);
-  std::uint16_t e[8];
+  if constexpr (kVector) {
+    return load_bf16x8(row + c * 8);
+  } else {
+    std::uint16_t e[8];
 #pragma unroll
-  for (int j = 0; j < 8; ++j) e[j] = c * 8 + j < n ? row[c * 8 + j] : std::uint16_t{0};
-  Bf16x8 v;
-  v.words.x = e[0] | (static_cast<std::uint32_t>(e[1]) << 16);
-  v.words.y = e[2] | (static_cast<std::uint32_t>(e[3]) << 16);
-  v.words.z = e[4] | (static_cast<std::uint32_t>(e[5]) << 16);
-  v.words.w = e[6] | (static_cast<std::uint32_t>(e[7]) << 16);
-  return v;
+    for (int j = 0; j < 8; ++j) e[j] = c * 8 + j < n ? row[c * 8 + j] : std::uint16_t{0};
+    Bf16x8 v;
+    v.words.x = e[0] | (static_cast<std::uint32_t>(e[1]) << 16);
+    v.words.y = e[2] | (static_cast<std::uint32_t>(e[3]) << 16);
+    v.words.z = e[4] | (static_cast<std::uint32_t>(e[5]) << 16);
+    v.words.w = e[6] | (static_cast<std::uint32_t>(e[7]) << 16);
+    return v;
+  }
 }
 
 // Exact widening of the 8 elements to fp32.
@@ -38,12 +41,13 @@ __device__ inline void widen(const Bf16x8& v, float (&f)[8]) {
   for (int j = 0; j < 8; ++j) f[j] = bf16x8_element(v, j);
 }
 
-// Rounds 8 fp32 to bf16 (RNE, the codec's rule). Elements past n are packed as +0, so they add
-// nothing to an amax.
+// Rounds 8 fp32 to bf16 (RNE, the codec's rule). On the element path, elements past n are packed
+// as +0, so they add nothing to an amax.
+template <bool kVector>
 __device__ inline Bf16x8 pack_bf16x8(const float (&f)[8], std::int64_t c, std::int64_t n) {
   std::uint32_t b[8];
 #pragma unroll
-  for (int j = 0; j < 8; ++j) b[j] = c * 8 + j < n ? bf16_from_float(f[j]) : 0u;
+  for (int j = 0; j < 8; ++j) b[j] = kVector || c * 8 + j < n ? bf16_from_float(f[j]) : 0u;
   Bf16x8 v;
   v.words.x = b[0] | (b[1] << 16);
   v.words.y = b[2] | (b[3] << 16);
@@ -54,14 +58,14 @@ __device__ inline Bf16x8 pack_bf16x8(const float (&f)[8], std::int64_t c, std::i
 
 template <bool kVector>
 __device__ inline void store_chunk_bf16(std::uint16_t* row, std::int64_t c, std::int64_t n, const Bf16x8& v) {
-  if (kVector) {
+  if constexpr (kVector) {
     *reinterpret_cast<uint4*>(row + c * 8) = v.words;
-    return;
-  }
+  } else {
 #pragma unroll
-  for (int j = 0; j < 8; ++j) {
-    const std::uint32_t w = word(v, j / 2);
-    if (c * 8 + j < n) row[c * 8 + j] = static_cast<std::uint16_t>(j % 2 ? w >> 16 : w & 0xFFFFu);
+    for (int j = 0; j < 8; ++j) {
+      const std::uint32_t w = word(v, j / 2);
+      if (c * 8 + j < n) row[c * 8 + j] = static_cast<std::uint16_t>(j % 2 ? w >> 16 : w & 0xFFFFu);
+    }
   }
 }
 
@@ -69,13 +73,13 @@ __device__ inline void store_chunk_bf16(std::uint16_t* row, std::int64_t c, std:
 template <class Format, bool kVector>
 __device__ inline void store_chunk_fp8(std::uint8_t* row, std::int64_t c, std::int64_t n, const Bf16x8& v,
                                        float inverse) {
-  if (kVector) {
+  if constexpr (kVector) {
     quantize_store_bf16x8<Format>(v, inverse, row + c * 8);
-    return;
-  }
+  } else {
 #pragma unroll
-  for (int j = 0; j < 8; ++j)
-    if (c * 8 + j < n) row[c * 8 + j] = fp8_encode<Format>(bf16x8_element(v, j) * inverse);
+    for (int j = 0; j < 8; ++j)
+      if (c * 8 + j < n) row[c * 8 + j] = fp8_encode<Format>(bf16x8_element(v, j) * inverse);
+  }
 }
 
 }  // namespace fb

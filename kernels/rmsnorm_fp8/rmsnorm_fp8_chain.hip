@@ -11,24 +11,25 @@
 namespace fb {
 namespace {
 
-template <bool kVector, int kCached>
+template <bool kVector, bool kResidual, int kCached>
 __global__ __launch_bounds__(kRmsnormThreads) void rmsnorm_kernel(RmsnormArgs a) {
   __shared__ float sum_scratch[kCanonicalScratch];
   const std::int64_t row = blockIdx.x;
   const std::int64_t chunks = rmsnorm_chunks(a.hidden);
   std::uint16_t* out_row = a.out + row * a.hidden;
 
-  float s[kCached][8];
-  Bf16x8 w[kCached];
-  const float r = rmsnorm_pass_a<kVector, kCached>(a, row, s, w, sum_scratch);
+  RmsnormChunk k[kCached];
+  const float r = rmsnorm_pass_a<kVector, kResidual, kCached>(a, row, k, sum_scratch);
 
 #pragma unroll
-  for (int k = 0; k < kCached; ++k) {
-    const std::int64_t c = threadIdx.x + static_cast<std::int64_t>(k) * kRmsnormThreads;
-    if (c < chunks) store_chunk_bf16<kVector>(out_row, c, a.hidden, rmsnorm_chunk_y(a, c, s[k], w[k], r));
+  for (int i = 0; i < kCached; ++i) {
+    const std::int64_t c = threadIdx.x + static_cast<std::int64_t>(i) * kRmsnormThreads;
+    if (c < chunks) store_chunk_bf16<kVector>(out_row, c, a.hidden, rmsnorm_chunk_y<kVector, kResidual>(a, c, k[i], r));
   }
-  for (std::int64_t c = threadIdx.x + kCached * kRmsnormThreads; c < chunks; c += kRmsnormThreads)
-    store_chunk_bf16<kVector>(out_row, c, a.hidden, rmsnorm_chunk_y_reread<kVector>(a, row, c, r));
+  for (std::int64_t c = threadIdx.x + kCached * kRmsnormThreads; c < chunks; c += kRmsnormThreads) {
+    const Bf16x8 y = rmsnorm_chunk_y<kVector, kResidual>(a, c, rmsnorm_load<kVector, kResidual>(a, row, c), r);
+    store_chunk_bf16<kVector>(out_row, c, a.hidden, y);
+  }
 }
 
 }  // namespace
@@ -36,12 +37,9 @@ __global__ __launch_bounds__(kRmsnormThreads) void rmsnorm_kernel(RmsnormArgs a)
 void rmsnorm_launch(const RmsnormFp8Params& p, const RmsnormFp8Buffers& b, void* stream) {
   auto* s = static_cast<hipStream_t>(stream);
   const RmsnormArgs a = rmsnorm_args(p, b, b.out);
-  const auto blocks = static_cast<unsigned>(p.rows);
-  with_cached_chunks(p.hidden, [&](auto cached) {
-    if (p.hidden % 8 == 0)
-      rmsnorm_kernel<true, decltype(cached)::value><<<blocks, kRmsnormThreads, 0, s>>>(a);
-    else
-      rmsnorm_kernel<false, decltype(cached)::value><<<blocks, kRmsnormThreads, 0, s>>>(a);
+  with_rmsnorm_variant(p, [&](auto vector, auto residual, auto cached) {
+    rmsnorm_kernel<decltype(vector)::value, decltype(residual)::value, decltype(cached)::value>
+        <<<static_cast<unsigned>(p.rows), kRmsnormThreads, 0, s>>>(a);
   });
   gpu_check_launch("rmsnorm_kernel");
 }

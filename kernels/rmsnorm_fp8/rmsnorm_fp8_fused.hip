@@ -25,7 +25,7 @@ struct Fp8Dest {
   ScaleLayout layout;
 };
 
-template <class Format, bool kVector, int kCached>
+template <class Format, bool kVector, bool kResidual, int kCached>
 __global__ __launch_bounds__(kRmsnormThreads) void rmsnorm_fp8_token_kernel(RmsnormArgs a, Fp8Dest d) {
   __shared__ float sum_scratch[kCanonicalScratch];
   __shared__ std::uint32_t max_scratch[kRmsnormThreads / 32];
@@ -34,25 +34,24 @@ __global__ __launch_bounds__(kRmsnormThreads) void rmsnorm_fp8_token_kernel(Rmsn
   const std::int64_t chunks = rmsnorm_chunks(n);
   std::uint8_t* q_row = d.q + row * n;
 
-  float s[kCached][8];
-  Bf16x8 w[kCached];
-  const float r = rmsnorm_pass_a<kVector, kCached>(a, row, s, w, sum_scratch);
+  RmsnormChunk k[kCached];
+  const float r = rmsnorm_pass_a<kVector, kResidual, kCached>(a, row, k, sum_scratch);
 
-  // Pass B: bf16(y) into registers (and out), row amax.
+  // Pass B: bf16(y) into registers (and out), the row's amax.
   Bf16x8 y[kCached];
   std::uint32_t amax = 0;
 #pragma unroll
-  for (int k = 0; k < kCached; ++k) {
-    const std::int64_t c = threadIdx.x + static_cast<std::int64_t>(k) * kRmsnormThreads;
-    y[k] = zero_bf16x8();
+  for (int i = 0; i < kCached; ++i) {
+    const std::int64_t c = threadIdx.x + static_cast<std::int64_t>(i) * kRmsnormThreads;
+    y[i] = zero_bf16x8();
     if (c < chunks) {
-      y[k] = rmsnorm_chunk_y(a, c, s[k], w[k], r);
-      if (a.out) store_chunk_bf16<kVector>(a.out + row * n, c, n, y[k]);
-      amax = max_u32(amax, bf16x8_abs_max_bits(y[k]));
+      y[i] = rmsnorm_chunk_y<kVector, kResidual>(a, c, k[i], r);
+      if (a.out) store_chunk_bf16<kVector>(a.out + row * n, c, n, y[i]);
+      amax = max_u32(amax, bf16x8_abs_max_bits(y[i]));
     }
   }
   for (std::int64_t c = threadIdx.x + kCached * kRmsnormThreads; c < chunks; c += kRmsnormThreads) {
-    const Bf16x8 v = rmsnorm_chunk_y_reread<kVector>(a, row, c, r);
+    const Bf16x8 v = rmsnorm_chunk_y<kVector, kResidual>(a, c, rmsnorm_load<kVector, kResidual>(a, row, c), r);
     if (a.out) store_chunk_bf16<kVector>(a.out + row * n, c, n, v);
     amax = max_u32(amax, bf16x8_abs_max_bits(v));
   }
@@ -61,17 +60,20 @@ __global__ __launch_bounds__(kRmsnormThreads) void rmsnorm_fp8_token_kernel(Rmsn
 
   // Pass C: quantize from registers (recompute past the cache).
 #pragma unroll
-  for (int k = 0; k < kCached; ++k) {
-    const std::int64_t c = threadIdx.x + static_cast<std::int64_t>(k) * kRmsnormThreads;
-    if (c < chunks) store_chunk_fp8<Format, kVector>(q_row, c, n, y[k], scale.inverse);
+  for (int i = 0; i < kCached; ++i) {
+    const std::int64_t c = threadIdx.x + static_cast<std::int64_t>(i) * kRmsnormThreads;
+    if (c < chunks) store_chunk_fp8<Format, kVector>(q_row, c, n, y[i], scale.inverse);
   }
-  for (std::int64_t c = threadIdx.x + kCached * kRmsnormThreads; c < chunks; c += kRmsnormThreads)
-    store_chunk_fp8<Format, kVector>(q_row, c, n, rmsnorm_chunk_y_reread<kVector>(a, row, c, r), scale.inverse);
+  for (std::int64_t c = threadIdx.x + kCached * kRmsnormThreads; c < chunks; c += kRmsnormThreads) {
+    const Bf16x8 v = rmsnorm_chunk_y<kVector, kResidual>(a, c, rmsnorm_load<kVector, kResidual>(a, row, c), r);
+    store_chunk_fp8<Format, kVector>(q_row, c, n, v, scale.inverse);
+  }
   if (threadIdx.x == 0) fp8_store_scale(d.scales, row, scale, d.format);
 }
 
-// One 1x128 group: its amax over 16 lanes, then its bytes and (lane 0 of the 16) its scale.
-// Every thread calls this for every k (the shuffle needs all lanes); `in` says whether chunk c exists.
+// One chunk of a 1x128 group: the group's amax over its 16 lanes, then the chunk's bytes and (lane
+// 0 of the 16) the group's scale. Every thread calls this for every round (the shuffle needs all
+// lanes); `in` says whether chunk c exists.
 template <class Format>
 __device__ inline void quantize_group_chunk(const Fp8Dest& d, std::int64_t row, std::int64_t c, std::int64_t n,
                                             bool in, const Bf16x8& y) {
@@ -85,37 +87,37 @@ __device__ inline void quantize_group_chunk(const Fp8Dest& d, std::int64_t row, 
   }
 }
 
-template <class Format, int kCached>
+// hidden is a multiple of 128: every chunk is a full vector (kVector is always true here).
+template <class Format, bool kVector, bool kResidual, int kCached>
 __global__ __launch_bounds__(kRmsnormThreads) void rmsnorm_fp8_group_kernel(RmsnormArgs a, Fp8Dest d) {
   __shared__ float sum_scratch[kCanonicalScratch];
   const std::int64_t row = blockIdx.x;
-  const std::int64_t n = a.hidden;  // a multiple of 128: every chunk is a full vector
+  const std::int64_t n = a.hidden;
   const std::int64_t chunks = n / 8;
 
-  float s[kCached][8];
-  Bf16x8 w[kCached];
-  const float r = rmsnorm_pass_a<true, kCached>(a, row, s, w, sum_scratch);
+  RmsnormChunk k[kCached];
+  const float r = rmsnorm_pass_a<true, kResidual, kCached>(a, row, k, sum_scratch);
 
   // NOTE: chunks is a multiple of 16, so the 16 lanes of a group are in or out together.
 #pragma unroll
-  for (int k = 0; k < kCached; ++k) {
-    const std::int64_t c = threadIdx.x + static_cast<std::int64_t>(k) * kRmsnormThreads;
+  for (int i = 0; i < kCached; ++i) {
+    const std::int64_t c = threadIdx.x + static_cast<std::int64_t>(i) * kRmsnormThreads;
     const bool in = c < chunks;
     Bf16x8 y = zero_bf16x8();
     if (in) {
-      y = rmsnorm_chunk_y(a, c, s[k], w[k], r);
+      y = rmsnorm_chunk_y<true, kResidual>(a, c, k[i], r);
       if (a.out) store_chunk_bf16<true>(a.out + row * n, c, n, y);
     }
     quantize_group_chunk<Format>(d, row, c, n, in, y);
   }
   // Past the register cache: the same with re-read chunks; the trip count is uniform in the block.
   const std::int64_t rounds = (chunks + kRmsnormThreads - 1) / kRmsnormThreads;
-  for (std::int64_t k = kCached; k < rounds; ++k) {
-    const std::int64_t c = threadIdx.x + k * kRmsnormThreads;
+  for (std::int64_t i = kCached; i < rounds; ++i) {
+    const std::int64_t c = threadIdx.x + i * kRmsnormThreads;
     const bool in = c < chunks;
     Bf16x8 y = zero_bf16x8();
     if (in) {
-      y = rmsnorm_chunk_y_reread<true>(a, row, c, r);
+      y = rmsnorm_chunk_y<true, kResidual>(a, c, rmsnorm_load<true, kResidual>(a, row, c), r);
       if (a.out) store_chunk_bf16<true>(a.out + row * n, c, n, y);
     }
     quantize_group_chunk<Format>(d, row, c, n, in, y);
@@ -131,14 +133,15 @@ void rmsnorm_fp8_fused_launch(const RmsnormFp8Params& p, const RmsnormFp8Buffers
   const auto blocks = static_cast<unsigned>(p.rows);
   with_fp8_format(p.flavour, [&](auto format) {
     using Format = decltype(format);
-    with_cached_chunks(p.hidden, [&](auto cached) {
+    with_rmsnorm_variant(p, [&](auto vector, auto residual, auto cached) {
+      constexpr bool kVector = decltype(vector)::value;
+      constexpr bool kResidual = decltype(residual)::value;
       constexpr int kCached = decltype(cached)::value;
-      if (p.granularity == Fp8Granularity::per_1x128)
-        rmsnorm_fp8_group_kernel<Format, kCached><<<blocks, kRmsnormThreads, 0, s>>>(a, d);
-      else if (p.hidden % 8 == 0)
-        rmsnorm_fp8_token_kernel<Format, true, kCached><<<blocks, kRmsnormThreads, 0, s>>>(a, d);
-      else
-        rmsnorm_fp8_token_kernel<Format, false, kCached><<<blocks, kRmsnormThreads, 0, s>>>(a, d);
+      if (p.granularity == Fp8Granularity::per_token) {
+        rmsnorm_fp8_token_kernel<Format, kVector, kResidual, kCached><<<blocks, kRmsnormThreads, 0, s>>>(a, d);
+      } else if constexpr (kVector) {  // per 1x128: hidden is a multiple of 128
+        rmsnorm_fp8_group_kernel<Format, kVector, kResidual, kCached><<<blocks, kRmsnormThreads, 0, s>>>(a, d);
+      }
     });
   });
   gpu_check_launch("rmsnorm_fp8_fused_kernel");

@@ -33,7 +33,7 @@ __global__ __launch_bounds__(kThreads) void swiglu_kernel(const std::uint16_t* g
     const std::int64_t v = first + u * kThreads;
     if (v >= total) continue;
     const std::int64_t row = v / per_row, c = v % per_row;
-    store_chunk_bf16<kVector>(out + row * d, c, d, swiglu_chunk<kOai>(in[u], c, d));
+    store_chunk_bf16<kVector>(out + row * d, c, d, swiglu_chunk<kOai, kVector>(in[u], c, d));
   }
 }
 

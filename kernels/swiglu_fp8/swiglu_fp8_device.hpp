@@ -10,7 +10,7 @@
 
 namespace fb {
 
-inline std::int64_t swiglu_chunks_per_row(std::int64_t d) { return (d + 7) / 8; }
+FB_HD std::int64_t swiglu_chunks_per_row(std::int64_t d) { return (d + 7) / 8; }
 
 // The gate and up chunks c of a row: two 16-byte loads (vector path).
 struct GateUpChunk {
@@ -26,14 +26,14 @@ __device__ inline GateUpChunk load_gate_up(const std::uint16_t* gate_up, std::in
 }
 
 // bf16 out of one chunk: 8 activations, one bf16 rounding each.
-template <bool kOai>
+template <bool kOai, bool kVector>
 __device__ inline Bf16x8 swiglu_chunk(const GateUpChunk& in, std::int64_t c, std::int64_t d) {
   float gate[8], up[8], out[8];
   widen(in.gate, gate);
   widen(in.up, up);
 #pragma unroll
   for (int j = 0; j < 8; ++j) out[j] = swiglu_value<kOai>(gate[j], up[j]);
-  return pack_bf16x8(out, c, d);
+  return pack_bf16x8<kVector>(out, c, d);
 }
 
 // Activation and access path as template arguments.

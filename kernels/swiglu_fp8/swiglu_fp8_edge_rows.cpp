@@ -34,21 +34,21 @@ std::vector<float> bf16_values(float limit) {
 std::vector<SwigluInputPair> swiglu_pairs_for(const std::vector<float>& targets, SwigluActivation activation) {
   const bool oai = activation == SwigluActivation::swiglu_oai;
   const std::vector<float> ups = bf16_values(oai ? 7.0f : 1024.0f);
-  const float gates[] = {7.0f, 6.5f, 6.0f, 5.0f, 4.0f, 3.0f, 2.5f, 2.0f, 1.5f, 1.0f, 0.75f, 0.5f};
+  // Gates from 7 down to 2^-16: with swiglu_oai, out ~ g/2 * (u + 1) for small g, so small targets
+  // need small gates for u + 1 to be fine-grained enough.
+  std::vector<float> gates{7.0f, 6.5f, 6.0f, 5.0f, 4.0f, 3.0f, 2.5f, 2.0f, 1.5f, 1.0f, 0.75f};
+  for (int e = -1; e >= -16; --e) gates.push_back(std::ldexp(1.0f, e));
   std::vector<SwigluInputPair> pairs;
   for (float target : targets) {
-    bool found = false;
     for (float gate : gates) {
       // For gate > 0, out = c * (u + 1) or c * up with c > 0: non-decreasing in up.
       const auto it = std::partition_point(ups.begin(), ups.end(),
                                            [&](float up) { return out_of(activation, gate, up) < target; });
       if (it != ups.end() && out_of(activation, gate, *it) == target) {
         pairs.push_back({bf16_from_float(gate), bf16_from_float(*it), target});
-        found = true;
-        break;
+        break;  // a target no gate reaches is left out (tested: none is, for the targets below)
       }
     }
-    (void)found;  // a target no pair reaches is left out (the row then holds fewer ties)
   }
   return pairs;
 }

@@ -56,13 +56,13 @@ __global__ __launch_bounds__(kTokenMaxThreads) void swiglu_fp8_token_kernel(cons
     const std::int64_t c = threadIdx.x + static_cast<std::int64_t>(k) * threads;
     y[k] = zero_bf16x8();
     if (c < chunks) {
-      y[k] = swiglu_chunk<kOai>(in[k], c, d);
+      y[k] = swiglu_chunk<kOai, kVector>(in[k], c, d);
       if (out) store_chunk_bf16<kVector>(out + row * d, c, d, y[k]);
       amax = max_u32(amax, bf16x8_abs_max_bits(y[k]));
     }
   }
   for (std::int64_t c = threadIdx.x + kTokenCached * threads; c < chunks; c += threads) {
-    const Bf16x8 v = swiglu_chunk<kOai>(load_gate_up<kVector>(gate_up, row, c, d), c, d);
+    const Bf16x8 v = swiglu_chunk<kOai, kVector>(load_gate_up<kVector>(gate_up, row, c, d), c, d);
     if (out) store_chunk_bf16<kVector>(out + row * d, c, d, v);
     amax = max_u32(amax, bf16x8_abs_max_bits(v));
   }
@@ -76,9 +76,10 @@ __global__ __launch_bounds__(kTokenMaxThreads) void swiglu_fp8_token_kernel(cons
     const std::int64_t c = threadIdx.x + static_cast<std::int64_t>(k) * threads;
     if (c < chunks) store_chunk_fp8<Format, kVector>(q_row, c, d, y[k], scale.inverse);
   }
-  for (std::int64_t c = threadIdx.x + kTokenCached * threads; c < chunks; c += threads)
-    store_chunk_fp8<Format, kVector>(q_row, c, d, swiglu_chunk<kOai>(load_gate_up<kVector>(gate_up, row, c, d), c, d),
-                                     scale.inverse);
+  for (std::int64_t c = threadIdx.x + kTokenCached * threads; c < chunks; c += threads) {
+    const Bf16x8 v = swiglu_chunk<kOai, kVector>(load_gate_up<kVector>(gate_up, row, c, d), c, d);
+    store_chunk_fp8<Format, kVector>(q_row, c, d, v, scale.inverse);
+  }
   if (threadIdx.x == 0) fp8_store_scale(dst.scales, row, scale, dst.format);
 }
 
@@ -105,7 +106,7 @@ __global__ __launch_bounds__(kGroupThreads) void swiglu_fp8_group_kernel(const s
     const std::int64_t row = v / per_row, c = v % per_row;
     Bf16x8 y = zero_bf16x8();
     if (valid) {
-      y = swiglu_chunk<kOai>(in[u], c, d);
+      y = swiglu_chunk<kOai, true>(in[u], c, d);
       if (out) store_chunk_bf16<true>(out + row * d, c, d, y);
     }
     const std::uint32_t amax = group16_max_u32(valid ? bf16x8_abs_max_bits(y) : 0u);
