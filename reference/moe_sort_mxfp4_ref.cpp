@@ -136,7 +136,15 @@ std::vector<Fp64Check> moe_sort_mxfp4_check_fp64(const MoeSortRefProblem& p, con
   }
   for (std::int64_t j = 0; j < valid / p.block; ++j)
     seid.add(j, j < out.blocks ? static_cast<double>(out.sorted_expert_ids[j]) : NAN, ref.sorted_expert_ids[static_cast<std::size_t>(j)]);
-  for (std::int64_t i = 0; i < p.tokens * p.buf_cols; ++i) buf.add(i, bf16_to_float(out.moe_buf[i]), 0.0);
+  const std::int64_t buf_elements = p.tokens * p.buf_cols;
+#pragma omp parallel if (buf_elements >= 1 << 20)
+  {
+    ErrorAccumulator local;
+#pragma omp for schedule(static)
+    for (std::int64_t i = 0; i < buf_elements; ++i) local.add(i, bf16_to_float(out.moe_buf[i]), 0.0);
+#pragma omp critical
+    buf.merge(local);
+  }
 
   // The first sorted position that reads each row (-1: none), and what every written tile byte holds.
   std::vector<std::int64_t> first_pos(static_cast<std::size_t>(rows), -1);
