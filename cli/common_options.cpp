@@ -60,7 +60,7 @@ VerifyOptions verify_options(const CommonOptions& o) {
   return v;
 }
 
-std::string repro_line(const std::string& command, const CommonOptions& o, const Selection& s, const CaseResult& r) {
+std::string repro_line(const std::string& command, const CommonOptions& o, const CaseResult& r) {
   return fmt::format("fusebench {} --scenario {} --kernel {} --where {} --backend {} --seed {}{}", command,
                      o.scenario, r.case_name, r.point.where_text(), backend_name(r.backend), o.seed,
                      o.fault != "none" ? " --fault-injection " + o.fault : "");

@@ -40,8 +40,7 @@ struct Selection {
 Selection select_points(const CommonOptions& options, const Registry& registry);
 
 VerifyOptions verify_options(const CommonOptions& options);
-std::string repro_line(const std::string& command, const CommonOptions& options, const Selection& selection,
-                       const CaseResult& result);
+std::string repro_line(const std::string& command, const CommonOptions& options, const CaseResult& result);
 RunMetadata start_metadata(const std::string& command, const CommonOptions& options, const Selection& selection,
                            const Session& session, const std::vector<std::string>& argv);
 void finish_metadata(RunMetadata& meta, double wall_s);

@@ -22,7 +22,7 @@ LoopResult run_points(const std::string& command, const CommonOptions& options, 
       r.outcome = Outcome::error;
       r.reason = e.what();
     }
-    r.repro = repro_line(command, options, selection, r);
+    r.repro = repro_line(command, options, r);
     on_result(r);
     loop.results.push_back(std::move(r));
     if (loop.device_failed) break;

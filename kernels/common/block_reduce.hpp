@@ -38,4 +38,26 @@ __device__ inline std::uint32_t block_max_u32(std::uint32_t v, std::uint32_t* sc
   return m;
 }
 
+// Max over aligned groups of kGroup threads (a power of two from 16 up to the block), each thread
+// getting its own group's result. Inside a wave the exchange stays within the group; groups wider
+// than a wave combine their waves through `scratch` (one word per wave). Whether a group fits in a
+// wave is the same for every thread, so either all threads reach the barriers or none does.
+template <int kGroup>
+__device__ inline std::uint32_t grouped_max_u32(std::uint32_t v, std::uint32_t* scratch) {
+  const int width = kGroup < warpSize ? kGroup : warpSize;
+  for (int mask = width / 2; mask > 0; mask >>= 1) {
+    const std::uint32_t other = shfl_xor_u32(v, mask);
+    v = other > v ? other : v;
+  }
+  if (kGroup <= warpSize) return v;
+  if (threadIdx.x % warpSize == 0) scratch[threadIdx.x / warpSize] = v;
+  __syncthreads();
+  const int waves = kGroup / warpSize;
+  const int first = static_cast<int>(threadIdx.x / kGroup) * waves;
+  std::uint32_t m = 0;
+  for (int w = 0; w < waves; ++w) m = scratch[first + w] > m ? scratch[first + w] : m;
+  __syncthreads();
+  return m;
+}
+
 }  // namespace fb

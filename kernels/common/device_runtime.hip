@@ -54,8 +54,8 @@ DeviceInfo open_device(int ordinal) {
   info.clock_khz = attribute(hipDeviceAttributeClockRate);
   info.memory_clock_khz = attribute(hipDeviceAttributeMemoryClockRate);
   info.memory_bus_bits = attribute(hipDeviceAttributeMemoryBusWidth);
-  hipRuntimeGetVersion(&info.runtime_version);
-  hipDriverGetVersion(&info.driver_version);
+  (void)hipRuntimeGetVersion(&info.runtime_version);
+  (void)hipDriverGetVersion(&info.driver_version);
   // A first allocation proves the context works (a driver too old for the runtime fails here).
   void* probe = nullptr;
   gpu_check(hipMalloc(&probe, 256), "hipMalloc (device probe)");

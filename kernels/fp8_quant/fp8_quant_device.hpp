@@ -35,6 +35,21 @@ void with_scale_layout(ScaleLayout layout, Fn&& fn) {
     fn(std::integral_constant<ScaleLayout, ScaleLayout::k_major>{});
 }
 
+// Threads per row for a row of `vectors` 16-byte vectors: the fewest (a power of two, 32 to 256)
+// that hold it in at most `per_thread` vectors each.
+template <class Fn>
+void with_row_threads(std::int64_t vectors, int per_thread, Fn&& fn) {
+  const std::int64_t need = (vectors + per_thread - 1) / per_thread;
+  if (need <= 32)
+    fn(std::integral_constant<int, 32>{});
+  else if (need <= 64)
+    fn(std::integral_constant<int, 64>{});
+  else if (need <= 128)
+    fn(std::integral_constant<int, 128>{});
+  else
+    fn(std::integral_constant<int, 256>{});
+}
+
 __device__ inline std::uint32_t bf16x8_abs_max_bits(const Bf16x8& v) {
   return max_u32(max_u32(bf16x2_abs_max_bits(v.words.x), bf16x2_abs_max_bits(v.words.y)),
                  max_u32(bf16x2_abs_max_bits(v.words.z), bf16x2_abs_max_bits(v.words.w)));

@@ -1,8 +1,10 @@
 // fp8 activation quant, fused (F9): one vectorised pass reads each bf16 once and writes fp8 bytes
 // and scales. Arithmetic: fp8_quant_math.hpp (shared with the CPU emulation).
 //
-// per token:  one block per row; each thread keeps up to 4 16-byte vectors in registers (rows up to
-//             8192 columns are read once; longer rows re-read the tail from cache), block-wide max.
+// per token:  32 to 256 threads per row (the fewest that hold the row in at most 4 16-byte vectors
+//             each; 8 rows per block at K = 768, one at K = 6144), a max over the row's threads;
+//             rows past 8192 columns re-read their tail from cache. K not a multiple of 8: a scalar
+//             kernel, one block per row.
 // per 1x128:  16 lanes own one 128-element group (one vector each); every thread handles 4 vectors
 //             of 4 different groups to keep loads in flight; max over the 16 lanes by xor shuffles,
 //             which stay inside an aligned 16-lane group on wave32 and wave64 alike.
@@ -20,43 +22,57 @@ constexpr int kGroupThreads = 256;
 constexpr int kGroupUnroll = 4;
 constexpr int kLanesPerGroup = static_cast<int>(kFp8GroupSize / 8);  // 16
 
-template <class Format, ScaleFormat kScale>
+template <class Format, ScaleFormat kScale, int kRowThreads>
 __global__ __launch_bounds__(kTokenThreads) void fp8_quant_token_fused_kernel(const std::uint16_t* x, std::uint8_t* q,
-                                                                              void* scales, std::int64_t cols) {
+                                                                              void* scales, std::int64_t rows,
+                                                                              std::int64_t cols) {
+  __shared__ std::uint32_t scratch[kTokenThreads / 32];
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * (kTokenThreads / kRowThreads) +
+                           threadIdx.x / kRowThreads;
+  const int t = threadIdx.x % kRowThreads;
+  const bool live = row < rows;  // a spare row group still joins the reduction's barriers
+  const std::uint16_t* xr = x + row * cols;
+  std::uint8_t* qr = q + row * cols;
+  const std::int64_t vectors = live ? cols / 8 : 0;
+
+  // Load: up to kTokenCachedVectors vectors per thread stay in registers.
+  std::uint32_t amax = 0;
+  Bf16x8 cache[kTokenCachedVectors];
+#pragma unroll
+  for (int i = 0; i < kTokenCachedVectors; ++i) {
+    const std::int64_t v = t + i * kRowThreads;
+    if (v < vectors) {
+      cache[i] = load_bf16x8(xr + v * 8);
+      amax = max_u32(amax, bf16x8_abs_max_bits(cache[i]));
+    }
+  }
+  for (std::int64_t v = t + kTokenCachedVectors * kRowThreads; v < vectors; v += kRowThreads)
+    amax = max_u32(amax, bf16x8_abs_max_bits(load_bf16x8(xr + v * 8)));
+  // Reduce over the row's threads, scale, quantize from registers.
+  amax = grouped_max_u32<kRowThreads>(amax, scratch);
+  if (!live) return;
+  const Fp8Scale s = fp8_scale_from_amax_bits(amax, Format::kFlavour, kScale);
+#pragma unroll
+  for (int i = 0; i < kTokenCachedVectors; ++i) {
+    const std::int64_t v = t + i * kRowThreads;
+    if (v < vectors) quantize_store_bf16x8<Format>(cache[i], s.inverse, qr + v * 8);
+  }
+  for (std::int64_t v = t + kTokenCachedVectors * kRowThreads; v < vectors; v += kRowThreads)
+    quantize_store_bf16x8<Format>(load_bf16x8(xr + v * 8), s.inverse, qr + v * 8);
+  if (t == 0) fp8_store_scale(scales, row, s, kScale);
+}
+
+// Rows that are not 16-byte aligned (K not a multiple of 8): one block per row, element by element
+// (the second read hits the cache).
+template <class Format, ScaleFormat kScale>
+__global__ __launch_bounds__(kTokenThreads) void fp8_quant_token_scalar_kernel(const std::uint16_t* x,
+                                                                               std::uint8_t* q, void* scales,
+                                                                               std::int64_t cols) {
   __shared__ std::uint32_t scratch[kTokenThreads / 32];
   const std::int64_t row = blockIdx.x;
   const std::uint16_t* xr = x + row * cols;
   std::uint8_t* qr = q + row * cols;
   std::uint32_t amax = 0;
-
-  if (cols % 8 == 0) {
-    // Load: up to kTokenCachedVectors vectors per thread stay in registers.
-    const std::int64_t vectors = cols / 8;
-    Bf16x8 cache[kTokenCachedVectors];
-#pragma unroll
-    for (int i = 0; i < kTokenCachedVectors; ++i) {
-      const std::int64_t v = threadIdx.x + i * kTokenThreads;
-      if (v < vectors) {
-        cache[i] = load_bf16x8(xr + v * 8);
-        amax = max_u32(amax, bf16x8_abs_max_bits(cache[i]));
-      }
-    }
-    for (std::int64_t v = threadIdx.x + kTokenCachedVectors * kTokenThreads; v < vectors; v += kTokenThreads)
-      amax = max_u32(amax, bf16x8_abs_max_bits(load_bf16x8(xr + v * 8)));
-    // Reduce, scale, quantize from registers.
-    amax = block_max_u32<kTokenThreads>(amax, scratch);
-    const Fp8Scale s = fp8_scale_from_amax_bits(amax, Format::kFlavour, kScale);
-#pragma unroll
-    for (int i = 0; i < kTokenCachedVectors; ++i) {
-      const std::int64_t v = threadIdx.x + i * kTokenThreads;
-      if (v < vectors) quantize_store_bf16x8<Format>(cache[i], s.inverse, qr + v * 8);
-    }
-    for (std::int64_t v = threadIdx.x + kTokenCachedVectors * kTokenThreads; v < vectors; v += kTokenThreads)
-      quantize_store_bf16x8<Format>(load_bf16x8(xr + v * 8), s.inverse, qr + v * 8);
-    if (threadIdx.x == 0) fp8_store_scale(scales, row, s, kScale);
-    return;
-  }
-  // Rows that are not 16-byte aligned: element by element (the second read hits the cache).
   for (std::int64_t c = threadIdx.x; c < cols; c += kTokenThreads) amax = max_u32(amax, bf16_abs_bits(xr[c]));
   amax = block_max_u32<kTokenThreads>(amax, scratch);
   const Fp8Scale s = fp8_scale_from_amax_bits(amax, Format::kFlavour, kScale);
@@ -104,8 +120,17 @@ void fp8_quant_fused_launch(const Fp8QuantParams& p, const Fp8QuantBuffers& b, v
     using Format = decltype(format);
     with_scale_format(p.scale_format, [&](auto scale) {
       if (p.granularity == Fp8Granularity::per_token) {
-        fp8_quant_token_fused_kernel<Format, decltype(scale)::value>
-            <<<static_cast<unsigned>(p.rows), kTokenThreads, 0, s>>>(b.x, b.q, b.scales, p.cols);
+        if (p.cols % 8 != 0) {
+          fp8_quant_token_scalar_kernel<Format, decltype(scale)::value>
+              <<<static_cast<unsigned>(p.rows), kTokenThreads, 0, s>>>(b.x, b.q, b.scales, p.cols);
+          return;
+        }
+        with_row_threads(p.cols / 8, kTokenCachedVectors, [&](auto row_threads) {
+          constexpr int kRowThreads = decltype(row_threads)::value;
+          fp8_quant_token_fused_kernel<Format, decltype(scale)::value, kRowThreads>
+              <<<grid_for(p.rows, kTokenThreads / kRowThreads), kTokenThreads, 0, s>>>(b.x, b.q, b.scales, p.rows,
+                                                                                       p.cols);
+        });
         return;
       }
       with_scale_layout(p.layout, [&](auto layout) {

@@ -37,7 +37,9 @@ TEST(Registry, EveryRegisteredCaseIsComplete) {
     EXPECT_FALSE(c.spec.empty()) << c.name;
     EXPECT_TRUE(c.make) << c.name;
     EXPECT_NE(c.axis("dist"), nullptr) << c.name << " has no input distribution axis";
-    if (c.claim.kind == Claim::Kind::bound) EXPECT_FALSE(c.claim.bound.reason.empty()) << c.name;
+    if (c.claim.kind == Claim::Kind::bound) {
+      EXPECT_FALSE(c.claim.bound.reason.empty()) << c.name;
+    }
   }
 }
 
