@@ -5,7 +5,8 @@
 #
 #   FUSEBENCH_GIT_SHA=<sha> tools/gpu_session.sh DEBS_DIR OUT_DIR "<kernel glob>[;<bench --where>]" ...
 # Each argument after OUT_DIR is a kernel glob, optionally followed by ';' and the --where filter
-# of the points to bench (all of the scenario's points of that glob are verified).
+# of the points to bench (all of the scenario's points of that glob are verified). TORCH_PEERS=1
+# also times the same operations in PyTorch eager and torch.compile (tools/torch_peers.py).
 set -uo pipefail
 debs="$1"; out="$2"; shift 2
 deps=/tmp/fusebench-deps
@@ -33,4 +34,8 @@ for spec in "$@"; do
   $fb bench --scenario m31-flash-tp4 --kernel "$glob" ${where:+--where "$where"} --backend gpu --mode both -q \
     --json "$out/bench-$name.json" --markdown "$out/bench-$name.md" 2>&1 | tail -60
 done
+if [ "${TORCH_PEERS:-0}" = 1 ]; then
+  log "peers: PyTorch eager and torch.compile"
+  python3 tools/torch_peers.py "$out/torch-peers.json" 2>&1 | grep -v Warning | tail -20
+fi
 log "done"
