@@ -1,38 +1,49 @@
 #!/usr/bin/env bash
 # One call on a lent GPU machine: unpack the Debian dependencies, build, run the GPU unit tests,
-# then `fusebench verify` and `fusebench bench` for the given kernel globs, writing every report
-# and log into $OUT (the device tool brings that folder back).
+# then the given `fusebench verify` / `bench` steps; reports and logs come back in one archive.
 #
-#   FUSEBENCH_GIT_SHA=<sha> tools/gpu_session.sh DEBS_DIR OUT_DIR "<kernel glob>[;<bench --where>]" ...
-# Each argument after OUT_DIR is a kernel glob, optionally followed by ';' and the --where filter
-# of the points to bench (all of the scenario's points of that glob are verified). TORCH_PEERS=1
-# also times the same operations in PyTorch eager and torch.compile (tools/torch_peers.py).
+#   FUSEBENCH_GIT_SHA=<sha> tools/gpu_session.sh DEBS_DIR OUT_DIR STEP...
+# Each STEP is verify:GLOB[:WHERE] or bench:GLOB[:WHERE] on the scenario $SCENARIO (default
+# m31-flash-tp4); reports (<n>-<step>.json/.md) and logs are packed into OUT_DIR/results.tgz.
+# SKIP_TESTS=1 skips the GPU unit tests; TORCH_PEERS=1 also times the same operations in PyTorch
+# eager and torch.compile (tools/torch_peers.py).
 set -uo pipefail
-debs="$1"; out="$2"; shift 2
+debs="$1"; final="$2"; shift 2
+# The device tool brings back at most 8 files: everything goes into one archive at exit.
+out=$(mktemp -d)
+trap 'tar -czf "$final/results.tgz" -C "$out" . && cp "$out/session.log" "$final/" 2>/dev/null' EXIT
 deps=/tmp/fusebench-deps
-mkdir -p "$deps" "$out"
+mkdir -p "$deps" "$final"
 for f in "$debs"/*.deb; do dpkg -x "$f" "$deps"; done
 export LD_LIBRARY_PATH="$deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 log() { echo "== $*" | tee -a "$out/session.log"; }
 
 log "build ($(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>/dev/null))"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DFUSEBENCH_GPU=cuda -DCMAKE_CUDA_ARCHITECTURES=90a \
+build="${BUILD_DIR:-/tmp/fusebench-build}"  # outside the tree, so a warm machine keeps it between calls
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFUSEBENCH_GPU=cuda -DCMAKE_CUDA_ARCHITECTURES=90a \
   -DCMAKE_PREFIX_PATH="$deps/usr" > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
-cmake --build build --parallel "$(nproc)" > "$out/build.log" 2>&1 || { grep -E "error|FAILED" "$out/build.log" | head -40; exit 1; }
+cmake --build "$build" --parallel "$(nproc)" > "$out/build.log" 2>&1 || { grep -E "error|FAILED" "$out/build.log" | head -40; exit 1; }
 
+if [ "${SKIP_TESTS:-0}" != 1 ]; then
 log "GPU unit tests"
-ctest --test-dir build -L kernels --output-on-failure > "$out/ctest-kernels.log" 2>&1
+ctest --test-dir "$build" -L kernels --output-on-failure > "$out/ctest-kernels.log" 2>&1
 tail -5 "$out/ctest-kernels.log"
+fi
 
-fb=build/cli/fusebench
-for spec in "$@"; do
-  glob="${spec%%;*}"; where=""; [ "$spec" != "$glob" ] && where="${spec#*;}"
-  name=$(echo "$glob" | tr -c 'a-zA-Z0-9_\n' '_' | sed 's/_*$//')
-  log "verify $glob"
-  $fb verify --scenario m31-flash-tp4 --kernel "$glob" --backend gpu -q --json "$out/verify-$name.json" 2>&1 | tail -15
-  log "bench $glob ${where:+--where $where}"
-  $fb bench --scenario m31-flash-tp4 --kernel "$glob" ${where:+--where "$where"} --backend gpu --mode both -q \
-    --json "$out/bench-$name.json" --markdown "$out/bench-$name.md" 2>&1 | tail -60
+fb="$build/cli/fusebench"
+n=0
+for step in "$@"; do
+  n=$((n + 1))
+  IFS=: read -r command glob where <<< "$step"
+  name="$n-$command-$(echo "$glob" | tr -c 'a-zA-Z0-9_\n' '_' | sed 's/_*$//')"
+  log "$command $glob ${where:+--where $where}"
+  if [ "$command" = verify ]; then
+    $fb verify --scenario "${SCENARIO:-m31-flash-tp4}" --kernel "$glob" ${where:+--where "$where"} --backend gpu -q \
+      --json "$out/$name.json" 2>&1 | tail -15
+  else
+    $fb bench --scenario "${SCENARIO:-m31-flash-tp4}" --kernel "$glob" ${where:+--where "$where"} --backend gpu \
+      --mode "${BENCH_MODE:-both}" -q --json "$out/$name.json" --markdown "$out/$name.md" 2>&1 | tail -60
+  fi
 done
 if [ "${TORCH_PEERS:-0}" = 1 ]; then
   log "peers: PyTorch eager and torch.compile"
