@@ -6,9 +6,10 @@
 // reduction is the exact, order-free amax. Claim: bitwise equal to the chain
 // (swiglu_kernel -> fp8_quant) on every output.
 //
-// per token:  one block per row (64, 128 or 256 threads, about two chunks each); bf16(out) stays in
-//             registers (up to 4 chunks per thread; longer rows recompute the rest) while the block
-//             takes the row's amax, then it is quantized.
+// per token:  32 to 256 threads per row, the fewest that hold the row in at most 4 chunks each
+//             (8 rows per 256-thread block at d = 768, 2 at d = 3072: enough rows in flight per SM);
+//             bf16(out) stays in registers (longer rows recompute the rest) while the row's threads
+//             take its amax (grouped_max_u32), then it is quantized.
 // per 1x128:  flat over all chunks, 4 per thread, all loads issued first; the 16 lanes of an aligned
 //             lane group own one 128-column group (d is a multiple of 128), so its amax is a 16-lane
 //             xor-shuffle max, the same on wave32 and wave64.
@@ -19,7 +20,7 @@
 namespace fb {
 namespace {
 
-constexpr int kTokenMaxThreads = 256;
+constexpr int kTokenBlock = 256;
 constexpr int kTokenCached = 4;
 constexpr int kGroupThreads = 256;
 constexpr int kGroupUnroll = 4;
@@ -33,27 +34,29 @@ struct Fp8Dest {
   ScaleLayout layout;
 };
 
-template <class Format, bool kOai, bool kVector>
-__global__ __launch_bounds__(kTokenMaxThreads) void swiglu_fp8_token_kernel(const std::uint16_t* gate_up,
-                                                                            std::uint16_t* out, Fp8Dest dst,
-                                                                            std::int64_t d) {
-  __shared__ std::uint32_t max_scratch[kTokenMaxThreads / 32];
-  const std::int64_t row = blockIdx.x;
-  const std::int64_t chunks = swiglu_chunks_per_row(d);
-  const int threads = blockDim.x;
+template <class Format, bool kOai, bool kVector, int kRowThreads>
+__global__ __launch_bounds__(kTokenBlock) void swiglu_fp8_token_kernel(const std::uint16_t* gate_up,
+                                                                       std::uint16_t* out, Fp8Dest dst,
+                                                                       std::int64_t d) {
+  __shared__ std::uint32_t max_scratch[kTokenBlock / 32];
+  const std::int64_t row =
+      static_cast<std::int64_t>(blockIdx.x) * (kTokenBlock / kRowThreads) + threadIdx.x / kRowThreads;
+  const int t = threadIdx.x % kRowThreads;
+  const bool live = row < dst.rows;  // a spare row group still joins the max's barriers
+  const std::int64_t chunks = live ? swiglu_chunks_per_row(d) : 0;
 
-  // Loads, then activations into registers (and out), row amax.
+  // Loads, then activations into registers (and out), the row's amax.
   GateUpChunk in[kTokenCached];
 #pragma unroll
   for (int k = 0; k < kTokenCached; ++k) {
-    const std::int64_t c = threadIdx.x + static_cast<std::int64_t>(k) * threads;
+    const std::int64_t c = t + static_cast<std::int64_t>(k) * kRowThreads;
     if (c < chunks) in[k] = load_gate_up<kVector>(gate_up, row, c, d);
   }
   Bf16x8 y[kTokenCached];
   std::uint32_t amax = 0;
 #pragma unroll
   for (int k = 0; k < kTokenCached; ++k) {
-    const std::int64_t c = threadIdx.x + static_cast<std::int64_t>(k) * threads;
+    const std::int64_t c = t + static_cast<std::int64_t>(k) * kRowThreads;
     y[k] = zero_bf16x8();
     if (c < chunks) {
       y[k] = swiglu_chunk<kOai, kVector>(in[k], c, d);
@@ -61,26 +64,27 @@ __global__ __launch_bounds__(kTokenMaxThreads) void swiglu_fp8_token_kernel(cons
       amax = max_u32(amax, bf16x8_abs_max_bits(y[k]));
     }
   }
-  for (std::int64_t c = threadIdx.x + kTokenCached * threads; c < chunks; c += threads) {
+  for (std::int64_t c = t + kTokenCached * kRowThreads; c < chunks; c += kRowThreads) {
     const Bf16x8 v = swiglu_chunk<kOai, kVector>(load_gate_up<kVector>(gate_up, row, c, d), c, d);
     if (out) store_chunk_bf16<kVector>(out + row * d, c, d, v);
     amax = max_u32(amax, bf16x8_abs_max_bits(v));
   }
-  amax = block_max_u32<kTokenMaxThreads>(amax, max_scratch);
+  amax = grouped_max_u32<kRowThreads>(amax, max_scratch);
+  if (!live) return;
   const Fp8Scale scale = fp8_scale_from_amax_bits(amax, Format::kFlavour, dst.format);
 
   // Quantize from registers (recompute past the cache).
   std::uint8_t* q_row = dst.q + row * d;
 #pragma unroll
   for (int k = 0; k < kTokenCached; ++k) {
-    const std::int64_t c = threadIdx.x + static_cast<std::int64_t>(k) * threads;
+    const std::int64_t c = t + static_cast<std::int64_t>(k) * kRowThreads;
     if (c < chunks) store_chunk_fp8<Format, kVector>(q_row, c, d, y[k], scale.inverse);
   }
-  for (std::int64_t c = threadIdx.x + kTokenCached * threads; c < chunks; c += threads) {
+  for (std::int64_t c = t + kTokenCached * kRowThreads; c < chunks; c += kRowThreads) {
     const Bf16x8 v = swiglu_chunk<kOai, kVector>(load_gate_up<kVector>(gate_up, row, c, d), c, d);
     store_chunk_fp8<Format, kVector>(q_row, c, d, v, scale.inverse);
   }
-  if (threadIdx.x == 0) fp8_store_scale(dst.scales, row, scale, dst.format);
+  if (t == 0) fp8_store_scale(dst.scales, row, scale, dst.format);
 }
 
 template <class Format, bool kOai>
@@ -119,13 +123,6 @@ __global__ __launch_bounds__(kGroupThreads) void swiglu_fp8_group_kernel(const s
   }
 }
 
-// Threads per row for the per-token kernel: about two chunks each, 64 to 256.
-int token_threads(std::int64_t chunks) {
-  int threads = 64;
-  while (threads < kTokenMaxThreads && 2 * threads < chunks) threads *= 2;
-  return threads;
-}
-
 }  // namespace
 
 void swiglu_fp8_fused_launch(const SwigluFp8Params& p, const SwigluFp8Buffers& b, void* stream) {
@@ -137,9 +134,11 @@ void swiglu_fp8_fused_launch(const SwigluFp8Params& p, const SwigluFp8Buffers& b
     with_swiglu_variant(p, [&](auto oai, auto vector) {
       constexpr bool kOai = decltype(oai)::value;
       if (p.granularity == Fp8Granularity::per_token) {
-        swiglu_fp8_token_kernel<Format, kOai, decltype(vector)::value>
-            <<<static_cast<unsigned>(p.rows), token_threads(swiglu_chunks_per_row(p.d)), 0, s>>>(b.gate_up, out, dst,
-                                                                                               p.d);
+        with_row_threads(swiglu_chunks_per_row(p.d), kTokenCached, [&](auto row_threads) {
+          constexpr int kRowThreads = decltype(row_threads)::value;
+          swiglu_fp8_token_kernel<Format, kOai, decltype(vector)::value, kRowThreads>
+              <<<grid_for(p.rows, kTokenBlock / kRowThreads), kTokenBlock, 0, s>>>(b.gate_up, out, dst, p.d);
+        });
       } else if constexpr (decltype(vector)::value) {  // per 1x128: d is a multiple of 128
         swiglu_fp8_group_kernel<Format, kOai>
             <<<grid_for(p.rows * p.d / 8, kGroupThreads * kGroupUnroll), kGroupThreads, 0, s>>>(b.gate_up, out, dst,
