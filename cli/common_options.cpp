@@ -24,7 +24,7 @@ void add_common_options(CLI::App& c, CommonOptions& o) {
   c.add_option("--scenario", o.scenario, "scenario name (in scenarios/) or path to a scenario JSON")
       ->capture_default_str();
   c.add_option("--kernel", o.kernel, "kernel cases to run: a glob on case or family names")->capture_default_str();
-  c.add_option("--where", o.where, "only points whose axes match, e.g. M=24,K=6144,fp8=e4m3fn");
+  c.add_option("--where", o.where, "only points whose axes match, e.g. M=24,K=6144,fp8=e4m3fn or M=3|24|192");
   c.add_option("--backend", o.backend, "cpu (emulation), gpu, or auto (gpu when usable)")
       ->check(CLI::IsMember({"cpu", "gpu", "auto"}))
       ->capture_default_str();

@@ -199,8 +199,15 @@ std::map<std::string, std::string> parse_where(const std::string& text) {
 }
 
 bool point_matches(const Point& point, const std::map<std::string, std::string>& where) {
-  for (const auto& [axis, value] : where)
-    if (!point.has(axis) || axis_value_text(point.at(axis)) != value) return false;
+  for (const auto& [axis, values] : where) {
+    if (!point.has(axis)) return false;
+    // "T=1|24|192": any of the alternatives.
+    const std::string text = axis_value_text(point.at(axis));
+    bool any = false;
+    std::stringstream alternatives(values);
+    for (std::string v; std::getline(alternatives, v, '|') && !any;) any = v == text;
+    if (!any) return false;
+  }
   return true;
 }
 

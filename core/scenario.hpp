@@ -47,7 +47,7 @@ std::vector<std::string> scenario_files();
 Scenario load_scenario(const std::string& name_or_path, const Registry& registry);
 Scenario parse_scenario(const std::string& text, const std::string& path, const Registry& registry);
 
-// --where "M=24,K=6144": axis filters.
+// --where "M=24,K=6144" or "M=3|24|192": axis filters ('|' separates alternatives).
 std::map<std::string, std::string> parse_where(const std::string& text);
 bool point_matches(const Point& point, const std::map<std::string, std::string>& where);
 

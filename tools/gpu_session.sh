@@ -5,7 +5,7 @@
 #   FUSEBENCH_GIT_SHA=<sha> tools/gpu_session.sh DEBS_DIR OUT_DIR STEP...
 # Each STEP is verify:GLOB[:WHERE] or bench:GLOB[:WHERE] on the scenario $SCENARIO (default
 # m31-flash-tp4); reports (<n>-<step>.json/.md) and logs are packed into OUT_DIR/results.tgz.
-# SKIP_TESTS=1 skips the GPU unit tests; TORCH_PEERS=1 also times the same operations in PyTorch
+# SKIP_TESTS=1 skips the GPU unit tests (CTEST_FILTER narrows them, default "-L kernels"); TORCH_PEERS=1 also times the same operations in PyTorch
 # eager and torch.compile (tools/torch_peers.py).
 set -uo pipefail
 debs="$1"; final="$2"; shift 2
@@ -26,7 +26,7 @@ cmake --build "$build" --parallel "$(nproc)" > "$out/build.log" 2>&1 || { grep -
 
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
 log "GPU unit tests"
-ctest --test-dir "$build" -L kernels --output-on-failure > "$out/ctest-kernels.log" 2>&1
+ctest --test-dir "$build" ${CTEST_FILTER:--L kernels} --output-on-failure > "$out/ctest-kernels.log" 2>&1
 tail -5 "$out/ctest-kernels.log"
 fi
 

@@ -89,6 +89,8 @@ TEST(Scenario, WhereFiltersPointsByAxisText) {
   EXPECT_TRUE(point_matches(p, parse_where("M=24,fp8=e4m3fn")));
   EXPECT_FALSE(point_matches(p, parse_where("M=25")));
   EXPECT_FALSE(point_matches(p, parse_where("K=6144")));
+  EXPECT_TRUE(point_matches(p, parse_where("M=3|24|192")));
+  EXPECT_FALSE(point_matches(p, parse_where("M=3|192")));
   EXPECT_THROW(parse_where("M"), InputError);
   EXPECT_EQ(p.where_text(), "M=24,fp8=e4m3fn");
 }
