@@ -27,9 +27,12 @@ __global__ __launch_bounds__(kTokenThreads) void fp8_quant_token_fused_kernel(co
                                                                               void* scales, std::int64_t rows,
                                                                               std::int64_t cols) {
   __shared__ std::uint32_t scratch[kTokenThreads / 32];
-  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * (kTokenThreads / kRowThreads) +
-                           threadIdx.x / kRowThreads;
-  const int t = threadIdx.x % kRowThreads;
+  // NOTE: with one row per block the row index is uniform; said so, the compiler keeps it scalar.
+  const std::int64_t row = kRowThreads == kTokenThreads
+                               ? static_cast<std::int64_t>(blockIdx.x)
+                               : static_cast<std::int64_t>(blockIdx.x) * (kTokenThreads / kRowThreads) +
+                                     threadIdx.x / kRowThreads;
+  const int t = kRowThreads == kTokenThreads ? static_cast<int>(threadIdx.x) : static_cast<int>(threadIdx.x % kRowThreads);
   const bool live = row < rows;  // a spare row group still joins the reduction's barriers
   const std::uint16_t* xr = x + row * cols;
   std::uint8_t* qr = q + row * cols;
