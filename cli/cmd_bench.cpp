@@ -59,9 +59,12 @@ Command setup_bench(CLI::App& app) {
             Registry registry;
             register_all_families(registry);
             const Selection selection = select_points(o->common, registry);
+            check_report_paths(o->common);
             Session session(o->common.backend);
             RunMetadata meta = start_metadata("bench", o->common, selection, session, command_line());
             meta.methodology["bench"] = sampling_json(o->sampling, o->mode);
+            if (!o->common.quiet && !session.fallback_reason().empty())
+              std::cout << "note: no usable GPU, timing the CPU emulation (" << session.fallback_reason() << ")\n";
             BenchOptions bench;
             bench.sampling = o->sampling;
             bench.verify = verify_options(o->common);
@@ -69,7 +72,7 @@ Command setup_bench(CLI::App& app) {
                                             : std::vector<BenchMode>{o->mode == "hot" ? BenchMode::hot : BenchMode::cold};
             meta.environment = measure_environment(session, o->sampling);
             const LoopResult loop = run_points(
-                "bench", o->common, selection,
+                "bench", o->common, selection, session.backend(),
                 [&](const ScenarioPoint& sp) { return bench_case(*sp.kernel, sp.point, bench, session, *meta.environment); },
                 [&](const CaseResult& r) {
                   if (r.outcome != Outcome::pass) std::cout << verify_line(r) << failure_lines(r);

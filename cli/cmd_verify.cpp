@@ -25,13 +25,14 @@ Command setup_verify(CLI::App& app) {
             Registry registry;
             register_all_families(registry);
             const Selection selection = select_points(*options, registry);
+            check_report_paths(*options);
             Session session(options->backend);
             RunMetadata meta = start_metadata("verify", *options, selection, session, command_line());
             if (!options->quiet && !session.fallback_reason().empty())
               std::cout << "note: no usable GPU, verifying on the CPU emulation (" << session.fallback_reason() << ")\n";
             const VerifyOptions verify = verify_options(*options);
             const LoopResult loop = run_points(
-                "verify", *options, selection,
+                "verify", *options, selection, session.backend(),
                 [&](const ScenarioPoint& sp) { return verify_case(*sp.kernel, sp.point, verify, session); },
                 [&](const CaseResult& r) {
                   if (!options->quiet || r.outcome != Outcome::pass) std::cout << verify_line(r) << failure_lines(r);

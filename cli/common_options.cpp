@@ -4,6 +4,7 @@
 
 #include "cli/exit_codes.hpp"
 #include "core/errors.hpp"
+#include "reports/atomic_write.hpp"
 #include "reports/json_report.hpp"
 #include "reports/junit_report.hpp"
 #include "reports/markdown_report.hpp"
@@ -110,6 +111,11 @@ void write_reports(const CommonOptions& o, const RunMetadata& meta, const std::v
   if (!o.json_path.empty()) write_json_report(o.json_path, meta, results);
   if (!o.junit_path.empty()) write_junit_report(o.junit_path, meta, results);
   if (!o.markdown_path.empty()) write_markdown_report(o.markdown_path, meta, results);
+}
+
+void check_report_paths(const CommonOptions& o) {
+  for (const std::string* path : {&o.json_path, &o.junit_path, &o.markdown_path})
+    if (!path->empty()) ensure_writable(*path);
 }
 
 int exit_code_for(const std::vector<CaseResult>& results, bool device_failed) {

@@ -45,6 +45,8 @@ RunMetadata start_metadata(const std::string& command, const CommonOptions& opti
                            const Session& session, const std::vector<std::string>& argv);
 void finish_metadata(RunMetadata& meta, double wall_s);
 void write_reports(const CommonOptions& options, const RunMetadata& meta, const std::vector<CaseResult>& results);
+// Fails fast (exit 2) when a report path cannot be written, before hours of work are run.
+void check_report_paths(const CommonOptions& options);
 int exit_code_for(const std::vector<CaseResult>& results, bool device_failed);
 
 // argv as given, for reports and repro lines.

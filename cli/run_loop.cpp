@@ -4,7 +4,7 @@
 
 namespace fb {
 
-LoopResult run_points(const std::string& command, const CommonOptions& options, const Selection& selection,
+LoopResult run_points(const std::string& command, const CommonOptions& options, const Selection& selection, Backend backend,
                       const std::function<CaseResult(const ScenarioPoint&)>& run_one,
                       const std::function<void(const CaseResult&)>& on_result) {
   LoopResult loop;
@@ -13,12 +13,12 @@ LoopResult run_points(const std::string& command, const CommonOptions& options, 
     try {
       r = run_one(sp);
     } catch (const DeviceError& e) {
-      r = new_case_result(*sp.kernel, sp.point, Backend::gpu, options.seed);
+      r = new_case_result(*sp.kernel, sp.point, backend, options.seed);
       r.outcome = Outcome::error;
       r.reason = std::string("device error: ") + e.what();
       loop.device_failed = true;
     } catch (const std::exception& e) {
-      r = new_case_result(*sp.kernel, sp.point, Backend::cpu, options.seed);
+      r = new_case_result(*sp.kernel, sp.point, backend, options.seed);
       r.outcome = Outcome::error;
       r.reason = e.what();
     }

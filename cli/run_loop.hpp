@@ -16,7 +16,7 @@ struct LoopResult {
   bool device_failed = false;
 };
 
-LoopResult run_points(const std::string& command, const CommonOptions& options, const Selection& selection,
+LoopResult run_points(const std::string& command, const CommonOptions& options, const Selection& selection, Backend backend,
                       const std::function<CaseResult(const ScenarioPoint&)>& run_one,
                       const std::function<void(const CaseResult&)>& on_result);
 

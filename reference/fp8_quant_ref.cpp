@@ -24,7 +24,8 @@ double scale_value(const Fp8QuantRefLayout& l, const void* scales, std::int64_t 
 
 double fp8_scale_ref(double amax, const Fp8QuantRefLayout& layout) {
   const double max_value = fp8_max(layout.flavour);
-  const double ideal = std::max(amax, 1e-10) / max_value;
+  // The contract's floor is the fp32 constant 1e-10 (fl32(1e-10) = 0x2EDBE6FF), not the real number.
+  const double ideal = std::max(amax, static_cast<double>(bits_float(kAmaxFloorBits))) / max_value;
   if (std::isnan(amax) || !layout.e8m0_scales) return ideal;
   return std::exp2(std::ceil(std::log2(ideal)));
 }
@@ -86,10 +87,17 @@ std::vector<Fp64Check> fp8_quant_check_fp64(const Fp8QuantRefLayout& l, const Ro
                       Bound{"err/rel/max", value_rel_error + 2.0 * kU * (1.0 + kU),
                             "fl32(amax*fl32(1/MAX)): two fp32 roundings, rel <= eps + 2u, u = 2^-24" + eps_note}});
   }
-  checks.push_back({"q", q_acc.finish(),
-                    Bound{"err/ulp/max", 1,
-                          "x*fl32(1/s) is within eps + 2u of x/s, so it crosses at most one fp8 rounding "
-                          "boundary" + eps_note}});
+  if (l.e8m0_scales && value_rel_error == 0.0) {
+    // x * 2^(127-s) is exact (an fp32 subnormal product is below every fp8 step anyway), so each
+    // byte must be RN_fp8(clamp(x / s)) itself.
+    checks.push_back({"q", q_acc.finish(),
+                      Bound{"err/ulp/max", 0, "power-of-two scale: x * 2^(127-s) is exact, one rounding to fp8"}});
+  } else {
+    checks.push_back({"q", q_acc.finish(),
+                      Bound{"err/ulp/max", 1,
+                            "x*fl32(1/s) is within eps + 2u of x/s, so it crosses at most one fp8 rounding "
+                            "boundary" + eps_note}});
+  }
   return checks;
 }
 

@@ -11,7 +11,8 @@
 //   e8m0 scales   within one power of two of the ideal: the rounded product can cross 2^k.
 //   fp8 bytes     <= 1 ulp from RN_fp8(clamp(x / s)) under the kernel's own scale s: x * fl32(1/s)
 //                 is within eps + 2u of x / s, far less than fp8's half spacing (2^-4), so it can
-//                 cross at most one rounding boundary.
+//                 cross at most one rounding boundary; 0 ulp with e8m0 scales and eps = 0, where
+//                 the multiply by 2^(127-s) is exact.
 #pragma once
 
 #include <cstdint>

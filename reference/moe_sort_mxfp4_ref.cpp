@@ -203,6 +203,34 @@ std::vector<Fp64Check> moe_sort_mxfp4_check_fp64(const MoeSortRefProblem& p, con
     }
   }
 
+  // Rows no sorted position reads (a masked expert's tokens) are quantized all the same: check their
+  // elements under the ideal scale, which the kernel's rule meets exactly (the scale bound is 0). A
+  // NaN there makes that scale NaN and is counted: a NaN input never passes, read or not.
+#pragma omp parallel if (rows * p.cols >= 1 << 16)
+  {
+    ErrorAccumulator local_q;
+    Eigen::ArrayXd row(p.cols);
+#pragma omp for schedule(static)
+    for (std::int64_t r = 0; r < rows; ++r) {
+      if (first_pos[static_cast<std::size_t>(r)] >= 0) continue;
+      for (std::int64_t c = 0; c < p.cols; ++c) row[c] = bf16_to_float(x[r * p.cols + c]);
+      for (std::int64_t y = 0; y < n_scale; ++y) {
+        const auto block = row.segment(y * 32, 32);
+        const double scale = mx_scale_ref(block.abs().maxCoeff<Eigen::PropagateNaN>(), p.rule);
+        for (std::int64_t i = 0; i < 32; ++i) {
+          const std::int64_t col = y * 32 + i;
+          const std::uint8_t byte = out.xq[(r * p.cols + col) / 2];
+          const double code = e2m1_to_float(col % 2 ? byte >> 4 : byte & 0xF);
+          const double v = block[i] / scale;
+          const double h = half_step(v);
+          local_q.add(r * p.cols + col, code / h, v / h);
+        }
+      }
+    }
+#pragma omp critical
+    q_acc.merge(local_q);
+  }
+
   return {{"sort/num_valid_ids", nv.finish(), kExact},
           {"sort/sorted_token_ids", sid.finish(), kExact},
           {"sort/sorted_weights", sw.finish(), kExact},

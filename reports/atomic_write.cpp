@@ -43,4 +43,14 @@ void write_file_atomically(const std::string& path, const std::string& contents)
   if (std::rename(temp.c_str(), path.c_str()) != 0) fail("rename");
 }
 
+void ensure_writable(const std::string& path) {
+  const std::filesystem::path target(path);
+  const std::string probe = (target.parent_path() / ("." + target.filename().string() + ".probe-" +
+                                                     std::to_string(::getpid()))).string();
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) throw InputError(fmt::format("{}: cannot write report (open: {})", path, std::strerror(errno)));
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
 }  // namespace fb

@@ -9,4 +9,8 @@ namespace fb {
 // Throws InputError (unwritable path) with the path and the system's reason.
 void write_file_atomically(const std::string& path, const std::string& contents);
 
+// Checks, before a long run, that a report can be written at `path` (its folder exists and takes
+// a new file); throws the same InputError the write would.
+void ensure_writable(const std::string& path);
+
 }  // namespace fb

@@ -50,6 +50,11 @@ Json load_report(const std::string& path) {
   }
   if (!j.is_object() || !j.contains("schema_version") || !j.contains("cases"))
     throw InputError(fmt::format("{}: not a fusebench report (no schema_version or cases)", path));
+  if (!j["schema_version"].is_string() || !j["cases"].is_array() || !j.contains("run") || !j["run"].is_object())
+    throw InputError(fmt::format("{}: not a fusebench report (schema_version, run or cases malformed)", path));
+  for (const Json& c : j["cases"])
+    if (!c.is_object() || !c.contains("case") || !c.contains("point") || !c.contains("backend") || !c.contains("outcome"))
+      throw InputError(fmt::format("{}: a case lacks case, point, backend or outcome", path));
   const std::string version = j["schema_version"].get<std::string>();
   if (!version.starts_with("1."))
     throw InputError(fmt::format("{}: report schema {} is not readable by this build (1.x)", path, version));
@@ -69,7 +74,8 @@ Comparison compare_reports(const Json& base, const Json& head, const CompareOpti
   for (const auto& [key, h] : head_cases) {
     const auto it = base_cases.find(key);
     if (it == base_cases.end()) {
-      rows.push_back({(*h)["case"], point_text(*h), "new", "-", "-", "-"});
+      rows.push_back({(*h)["case"], point_text(*h), is_pass(*h) ? std::string("new") : fmt::format("new, {} !", h->value("outcome", "?")),
+                      "-", "-", ""});
       continue;
     }
     const Json& b = *it->second;
@@ -106,8 +112,16 @@ Comparison compare_reports(const Json& base, const Json& head, const CompareOpti
                     b["outcome"].get<std::string>() + " -> " + (*h)["outcome"].get<std::string>() + (regressed ? " !" : ""),
                     changed.empty() ? "same" : fmt::format("{} changed", changed.size()), fused_ratio, ""});
   }
-  for (const auto& [key, b] : base_cases)
-    if (!head_cases.count(key)) rows.push_back({(*b)["case"], point_text(*b), "gone", "-", "-", ""});
+  // A case that vanished, or that is new and does not pass, is a regression too: otherwise a run
+  // that errors before reaching a case (or records it under another backend) would look clean.
+  int vanished = 0, new_not_passing = 0;
+  for (const auto& [key, b] : base_cases) {
+    if (head_cases.count(key)) continue;
+    ++vanished;
+    rows.push_back({(*b)["case"], point_text(*b), "gone !", "-", "-", ""});
+  }
+  for (const auto& [key, h] : head_cases)
+    if (!base_cases.count(key) && !is_pass(*h)) ++new_not_passing;
 
   const double geomean = ratios ? std::exp(log_sum / ratios) : 0.0;
   out.text = fmt::format("base: {} on {} ({})\nhead: {} on {} ({})\n\n",
@@ -119,10 +133,15 @@ Comparison compare_reports(const Json& base, const Json& head, const CompareOpti
                            {false, false, false, false, true, false});
   out.text += fmt::format("\n{} outcome regressions, {} outputs changed bits, fused time geomean {}\n",
                           outcome_regressions, bit_changes, ratios ? fmt::format("{:.3f}x over {} cases", geomean, ratios) : "n/a");
-  out.regression = outcome_regressions > 0 || slowdowns > 0 || (options.fail_on_bit_change && bit_changes > 0);
+  if (vanished || new_not_passing)
+    out.text += fmt::format("{} cases gone from head, {} new cases that do not pass\n", vanished, new_not_passing);
+  out.regression = outcome_regressions > 0 || vanished > 0 || new_not_passing > 0 || slowdowns > 0 ||
+                   (options.fail_on_bit_change && bit_changes > 0);
   out.json = Json{{"base", Json{{"device", device_text(base)}, {"started_at", base["run"].value("started_at", "")}}},
                   {"head", Json{{"device", device_text(head)}, {"started_at", head["run"].value("started_at", "")}}},
                   {"outcome_regressions", outcome_regressions},
+                  {"cases_gone", vanished},
+                  {"new_cases_not_passing", new_not_passing},
                   {"bits_changed", bit_changes},
                   {"fused_time_geomean", geomean},
                   {"slowdowns_over_gate", slowdowns},

@@ -9,6 +9,7 @@
 # eager and torch.compile (tools/torch_peers.py).
 set -uo pipefail
 debs="$1"; final="$2"; shift 2
+status=0  # non-zero when any test or step failed
 # The device tool brings back at most 8 files: everything goes into one archive at exit.
 out=$(mktemp -d)
 trap 'tar -czf "$final/results.tgz" -C "$out" . && cp "$out/session.log" "$final/" 2>/dev/null' EXIT
@@ -26,7 +27,7 @@ cmake --build "$build" --parallel "$(nproc)" > "$out/build.log" 2>&1 || { grep -
 
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
 log "GPU unit tests"
-ctest --test-dir "$build" ${CTEST_FILTER:--L kernels} --output-on-failure > "$out/ctest-kernels.log" 2>&1
+ctest --test-dir "$build" ${CTEST_FILTER:--L kernels} --output-on-failure > "$out/ctest-kernels.log" 2>&1 || status=1
 tail -5 "$out/ctest-kernels.log"
 fi
 
@@ -44,9 +45,12 @@ for step in "$@"; do
     $fb bench --scenario "${SCENARIO:-m31-flash-tp4}" --kernel "$glob" ${where:+--where "$where"} --backend gpu \
       --mode "${BENCH_MODE:-both}" -q --json "$out/$name.json" --markdown "$out/$name.md" 2>&1 | tail -60
   fi
+  code=${PIPESTATUS[0]}
+  if [ "$code" != 0 ]; then log "step $n exited $code"; status=1; fi
 done
 if [ "${TORCH_PEERS:-0}" = 1 ]; then
   log "peers: PyTorch eager and torch.compile"
   python3 tools/torch_peers.py "$out/torch-peers.json" 2>&1 | grep -v Warning | tail -20
 fi
 log "done"
+exit $status

@@ -72,7 +72,10 @@ void* allocate(std::size_t bytes) {
 void release(void* p) noexcept { (void)hipFree(p); }
 
 void copy_to_device(void* dst, const void* src, std::size_t bytes) {
+  // NOTE: from pageable memory, hipMemcpy/cudaMemcpy may return before the DMA lands on the device;
+  // the synchronize makes the data visible to kernels on any stream.
   gpu_check(hipMemcpy(dst, src, bytes, hipMemcpyHostToDevice), "hipMemcpy host->device");
+  gpu_check(hipDeviceSynchronize(), "hipDeviceSynchronize after upload");
 }
 
 void copy_to_host(void* dst, const void* src, std::size_t bytes) {
@@ -89,7 +92,8 @@ void copy_device_to_device(void* dst, const void* src, std::size_t bytes, void* 
 
 void* create_stream() {
   hipStream_t s{};
-  gpu_check(hipStreamCreateWithFlags(&s, hipStreamNonBlocking), "hipStreamCreate");
+  // A blocking stream: ordered after work on the legacy default stream (the uploads).
+  gpu_check(hipStreamCreateWithFlags(&s, hipStreamDefault), "hipStreamCreate");
   return s;
 }
 

@@ -42,8 +42,8 @@
 #define hipRuntimeGetVersion                   cudaRuntimeGetVersion
 #define hipSetDevice                           cudaSetDevice
 #define hipStreamCreateWithFlags               cudaStreamCreateWithFlags
+#define hipStreamDefault                       cudaStreamDefault
 #define hipStreamDestroy                       cudaStreamDestroy
-#define hipStreamNonBlocking                   cudaStreamNonBlocking
 #define hipStreamSynchronize                   cudaStreamSynchronize
 #define hipStream_t                            cudaStream_t
 #define hipSuccess                             cudaSuccess

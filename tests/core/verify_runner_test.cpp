@@ -41,10 +41,11 @@ TEST(VerifyRunner, CorrectKernelPassesEveryCheck) {
 TEST(VerifyRunner, UnwrittenElementIsMistrustedNotPassed) {
   const CaseResult r = verify(Fault::skip_last_element);
   EXPECT_EQ(r.outcome, Outcome::mistrusted);
-  const CheckResult* repeat = find(r, "check/repeat/fused", false);
-  ASSERT_NE(repeat, nullptr);
-  EXPECT_TRUE(repeat->mistrusted);
-  EXPECT_NE(repeat->message.find("poison survived"), std::string::npos);
+  const CheckResult* unwritten = find(r, "check/trust/unwritten", false);
+  ASSERT_NE(unwritten, nullptr);
+  EXPECT_TRUE(unwritten->mistrusted);
+  EXPECT_NE(unwritten->message.find("1 elements never written"), std::string::npos) << unwritten->message;
+  EXPECT_NE(unwritten->message.find("[N=255]"), std::string::npos) << unwritten->message;
   // The chain check also fails: the NaN poison never matches.
   const CheckResult* chain = find(r, "check/chain/bitwise", false);
   ASSERT_NE(chain, nullptr);
@@ -82,6 +83,35 @@ TEST(VerifyRunner, NanOutputNeverPasses) {
   ASSERT_NE(fp64, nullptr);
   EXPECT_NE(fp64->message.find("NaN"), std::string::npos);
   EXPECT_NE(find(r, "check/chain/bitwise", false), nullptr);  // identical NaN bytes still do not match
+}
+
+TEST(VerifyRunner, InjectedFaultIsCaughtByTheChainCheck) {
+  const KernelCase kc = testing::doubling_case(Fault::none);
+  Point p;
+  p.set("N", std::int64_t{64});
+  Session cpu("cpu");
+  VerifyOptions options;
+  options.fault = FaultInjection::flip_fused_element;
+  const CaseResult r = verify_case(kc, p, options, cpu);
+  EXPECT_EQ(r.outcome, Outcome::fail);
+  const CheckResult* chain = find(r, "check/chain/bitwise", false);
+  ASSERT_NE(chain, nullptr);
+  EXPECT_NE(chain->message.find("first at [N=32]"), std::string::npos) << chain->message;
+}
+
+TEST(VerifyRunner, NondeterministicKernelIsCheckedWithinItsBoundNotBitwise) {
+  const KernelCase kc = testing::doubling_case(Fault::jitter, /*deterministic=*/false);
+  Point p;
+  p.set("N", std::int64_t{256});
+  Session cpu("cpu");
+  const CaseResult r = verify_case(kc, p, VerifyOptions{}, cpu);
+  EXPECT_EQ(r.outcome, Outcome::pass) << r.reason;
+  EXPECT_NE(find(r, "check/chain/bound", true), nullptr);
+  EXPECT_EQ(find(r, "check/repeat/fused", true), nullptr);  // no bitwise repeat claim
+  EXPECT_NE(find(r, "check/trust/unwritten", true), nullptr);
+  // Unwritten elements are still caught without a repeat claim.
+  const CaseResult broken = verify_case(testing::doubling_case(Fault::skip_last_element, false), p, VerifyOptions{}, cpu);
+  EXPECT_EQ(broken.outcome, Outcome::mistrusted);
 }
 
 TEST(VerifyRunner, InputSeedDependsOnRunSeedCaseAndPoint) {

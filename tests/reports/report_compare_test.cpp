@@ -33,6 +33,21 @@ TEST(ReportCompare, SameReportHasNoRegressionAndGatesTrip) {
   EXPECT_FALSE(compare_reports(base_one, head_one, CompareOptions{1.6, false}).regression);
 }
 
+TEST(ReportCompare, VanishedOrNewFailingCaseIsARegression) {
+  const auto base = load_report(kGolden + "base.json");
+  auto head = base;
+  head["cases"].erase(1);  // a case that head never reached
+  Comparison c = compare_reports(base, head, {});
+  EXPECT_TRUE(c.regression);
+  EXPECT_EQ(c.json["cases_gone"], 1);
+  auto other_backend = base;
+  other_backend["cases"][0]["backend"] = "gpu";  // recorded under another backend: gone + new
+  other_backend["cases"][0]["outcome"] = "error";
+  c = compare_reports(base, other_backend, {});
+  EXPECT_TRUE(c.regression);
+  EXPECT_EQ(c.json["new_cases_not_passing"], 1);
+}
+
 TEST(ReportCompare, RejectsFilesThatAreNotReports) {
   EXPECT_THROW(load_report(kGolden + "absent.json"), InputError);
   EXPECT_THROW(load_report(std::string(FUSEBENCH_SOURCE_DIR) + "/scenarios/ci-quick.json"), InputError);

@@ -12,11 +12,14 @@ enum class Fault {
   none,
   skip_last_element,     // fused never writes the last output element
   chain_off_by_one_ulp,  // chain differs from fused in one element
-  nondeterministic,      // fused writes a different value on each run
+  nondeterministic,      // fused writes a different value (by far) on each run
+  jitter,                // fused moves element 7 by one ulp on every other run (within a rel-L2 bound)
   constant_output,       // fused writes the same value everywhere
   nan_output,            // fused writes NaN into one element (chain too)
 };
 
-KernelCase doubling_case(Fault fault);
+// `deterministic` false with a bound claim models an atomics kernel: checked within the bound,
+// never bitwise.
+KernelCase doubling_case(Fault fault, bool deterministic = true);
 
 }  // namespace fb::testing
