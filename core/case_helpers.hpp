@@ -1,4 +1,5 @@
-// Small pieces every family's case file uses: common axes, role dispatch, GPU launcher lookup.
+// Small pieces every family's case file uses: the input distribution axis, role dispatch, GPU
+// launcher lookup. (The fp8 output options live with fp8_quant: kernels/fp8_quant/fp8_quant_options.hpp.)
 #pragma once
 
 #include <string>
@@ -7,7 +8,6 @@
 #include "core/errors.hpp"
 #include "core/inputs.hpp"
 #include "core/kernel_case.hpp"
-#include "reference/codecs/fp8.hpp"
 
 // A GPU launcher where this build has a GPU backend, nullptr in a CPU-only build (the .hip sources
 // that define it are not compiled there).
@@ -19,10 +19,8 @@
 
 namespace fb {
 
-AxisSpec fp8_flavour_axis();
 AxisSpec distribution_axis();
 
-Fp8Flavour fp8_flavour_of(const Point& p);
 Distribution distribution_of(const Point& p);
 
 // Runs a role: the emulation on the CPU backend, the launcher on the GPU backend.

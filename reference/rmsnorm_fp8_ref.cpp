@@ -66,7 +66,7 @@ std::vector<Fp64Check> rmsnorm_fp8_check_fp64(const RmsnormRefProblem& p, const 
 
   if (t.residual_out || t.out) {
     ErrorAccumulator res_acc, out_acc;
-#pragma omp parallel
+#pragma omp parallel if (p.rows * n >= (1 << 16))
     {
       ErrorAccumulator local_res, local_out;
       std::vector<double> s(static_cast<std::size_t>(n)), y(static_cast<std::size_t>(n));

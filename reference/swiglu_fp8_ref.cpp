@@ -65,7 +65,7 @@ std::vector<Fp64Check> swiglu_fp8_check_fp64(const SwigluRefProblem& p, const Sw
 
   if (t.out) {
     ErrorAccumulator acc;
-#pragma omp parallel
+#pragma omp parallel if (p.rows * d >= (1 << 16))
     {
       ErrorAccumulator local;
       std::vector<double> ref(static_cast<std::size_t>(d));

@@ -2,15 +2,11 @@
 // 16-byte load when the row length n is a multiple of 8 (kVector); otherwise element by element,
 // with the elements past n read as +0 and never written. Both paths give the same values: only the
 // memory access differs.
-//
-// The fp8 store quantizes a chunk of bf16 values exactly as the fp8 quant kernels do
-// (fp8_quant_device.hpp): a producer that ends in this store writes the bytes its chain writes.
 #pragma once
 
 #include <cstdint>
 
 #include "kernels/common/vector_io.hpp"
-#include "kernels/fp8_quant/fp8_quant_device.hpp"
 #include "reference/codecs/bf16.hpp"
 
 namespace fb {
@@ -66,19 +62,6 @@ __device__ inline void store_chunk_bf16(std::uint16_t* row, std::int64_t c, std:
       const std::uint32_t w = word(v, j / 2);
       if (c * 8 + j < n) row[c * 8 + j] = static_cast<std::uint16_t>(j % 2 ? w >> 16 : w & 0xFFFFu);
     }
-  }
-}
-
-// fp8 bytes of a chunk of bf16 values under one inverse scale (8-byte store on the vector path).
-template <class Format, bool kVector>
-__device__ inline void store_chunk_fp8(std::uint8_t* row, std::int64_t c, std::int64_t n, const Bf16x8& v,
-                                       float inverse) {
-  if constexpr (kVector) {
-    quantize_store_bf16x8<Format>(v, inverse, row + c * 8);
-  } else {
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-      if (c * 8 + j < n) row[c * 8 + j] = fp8_encode<Format>(bf16x8_element(v, j) * inverse);
   }
 }
 

@@ -19,29 +19,10 @@ __device__ inline std::uint32_t group16_max_u32(std::uint32_t v) {
   return v;
 }
 
-// Max over the whole block; every thread gets the result. `scratch` holds one word per wave
-// (kMaxThreads / 32 is enough for any wave width). The trailing barrier lets callers reuse it.
-template <int kMaxThreads>
-__device__ inline std::uint32_t block_max_u32(std::uint32_t v, std::uint32_t* scratch) {
-  for (int mask = warpSize / 2; mask > 0; mask >>= 1) {
-    const std::uint32_t other = shfl_xor_u32(v, mask);
-    v = other > v ? other : v;
-  }
-  const int lane = threadIdx.x % warpSize;
-  const int wave = threadIdx.x / warpSize;
-  const int waves = (blockDim.x + warpSize - 1) / warpSize;
-  if (lane == 0) scratch[wave] = v;
-  __syncthreads();
-  std::uint32_t m = 0;
-  for (int w = 0; w < waves; ++w) m = scratch[w] > m ? scratch[w] : m;
-  __syncthreads();
-  return m;
-}
-
-// Max over aligned groups of kGroup threads (a power of two from 16 up to the block), each thread
-// getting its own group's result. Inside a wave the exchange stays within the group; groups wider
-// than a wave combine their waves through `scratch` (one word per wave). Whether a group fits in a
-// wave is the same for every thread, so either all threads reach the barriers or none does.
+// Max over aligned groups of kGroup threads (a power of two from 16 up to the whole block), each
+// thread getting its own group's result. Inside a wave the exchange stays within the group;
+// groups wider than a wave combine their waves through `scratch` (one word per wave). Whether a
+// group fits in a wave is the same for every thread, so all threads reach the barriers or none.
 template <int kGroup>
 __device__ inline std::uint32_t grouped_max_u32(std::uint32_t v, std::uint32_t* scratch) {
   const int width = kGroup < warpSize ? kGroup : warpSize;

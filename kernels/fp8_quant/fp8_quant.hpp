@@ -42,6 +42,9 @@ void fp8_quant_fused_emu(const Fp8QuantParams& p, const Fp8QuantBuffers& b);
 void fp8_amax_emu(const Fp8QuantParams& p, const Fp8QuantBuffers& b);
 void fp8_scale_quant_emu(const Fp8QuantParams& p, const Fp8QuantBuffers& b);
 void fp8_quant_chain_emu(const Fp8QuantParams& p, const Fp8QuantBuffers& b);
+// One row: the epilogue every fp8 producer's emulation ends with (x_row: the row's bf16 values).
+void fp8_quant_row_emu(const Fp8QuantParams& p, std::int64_t row, const std::uint16_t* x_row, std::uint8_t* q,
+                       void* scales);
 
 // GPU launchers (kernels/fp8_quant/*.hip); they throw DeviceError on a launch failure.
 void fp8_quant_fused_launch(const Fp8QuantParams& p, const Fp8QuantBuffers& b, void* stream);

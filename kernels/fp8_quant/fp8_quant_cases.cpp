@@ -9,6 +9,7 @@
 #include "core/registry.hpp"
 #include "kernels/fp8_quant/fp8_quant.hpp"
 #include "kernels/fp8_quant/fp8_quant_edge_rows.hpp"
+#include "kernels/fp8_quant/fp8_quant_options.hpp"
 #include "reference/codecs/bf16.hpp"
 #include "reference/fp8_quant_ref.hpp"
 
@@ -21,14 +22,7 @@ class Fp8QuantInstance final : public CaseInstance {
 
   std::vector<TensorSpec> inputs() const override { return {{"x", DType::bf16, {{"M", p_.rows}, {"K", p_.cols}}}}; }
 
-  std::vector<TensorSpec> outputs() const override {
-    const DType scale_type = p_.scale_format == ScaleFormat::f32 ? DType::f32 : DType::e8m0;
-    const Dim m{"M", p_.rows}, g{"G", p_.groups_per_row()};
-    TensorSpec scales{"scales", scale_type, p_.layout == ScaleLayout::row_major ? std::vector<Dim>{m, g} : std::vector<Dim>{g, m}};
-    // Power-of-two scales of groups with similar amax legitimately coincide.
-    scales.constant_ok = p_.scale_format == ScaleFormat::e8m0;
-    return {{"q", fp8_dtype(p_.flavour), {{"M", p_.rows}, {"K", p_.cols}}}, scales};
-  }
+  std::vector<TensorSpec> outputs() const override { return {fp8_q_spec(p_, "M", "K"), fp8_scales_spec(p_, "M")}; }
 
   std::vector<TensorSpec> workspace(Role role) const override {
     if (role == Role::fused) return {};
@@ -71,7 +65,7 @@ class Fp8QuantInstance final : public CaseInstance {
 
   Traffic traffic(Role role) const override {
     const std::int64_t x = p_.rows * p_.cols * 2, q = p_.rows * p_.cols;
-    const std::int64_t scales = p_.scale_count() * (p_.scale_format == ScaleFormat::f32 ? 4 : 1);
+    const std::int64_t scales = fp8_scale_bytes(p_);
     const std::int64_t amax = p_.scale_count() * 4;
     if (role == Role::fused) return {x, q + scales};
     return {2 * x + amax, amax + q + scales};  // pass 1 reads x, writes amax; pass 2 reads both again
@@ -83,15 +77,11 @@ class Fp8QuantInstance final : public CaseInstance {
 };
 
 std::vector<AxisSpec> fp8_quant_axes(bool grouped) {
-  std::vector<AxisSpec> axes{
-      AxisSpec::integer("M", "rows (tokens)"),
-      AxisSpec::integer("K", grouped ? "columns (hidden); a multiple of 128" : "columns (hidden)", 6144),
-      fp8_flavour_axis(),
-      AxisSpec::choice("scale_format", "f32 scales, or e8m0 (power-of-two, rounded up)", {"f32", "e8m0"}, "f32"),
-      distribution_axis()};
-  if (grouped)
-    axes.insert(axes.begin() + 3, AxisSpec::choice("scale_layout", "scales [M][K/128] (row_major) or [K/128][M] (k_major)",
-                                                   {"row_major", "k_major"}, "row_major"));
+  std::vector<AxisSpec> axes{AxisSpec::integer("M", "rows (tokens)"),
+                             AxisSpec::integer("K", grouped ? "columns (hidden); a multiple of 128" : "columns (hidden)",
+                                               6144)};
+  for (AxisSpec& a : fp8_output_axes(grouped, "M", "K")) axes.push_back(std::move(a));
+  axes.push_back(distribution_axis());
   return axes;
 }
 
@@ -111,9 +101,10 @@ KernelCase make_case(Fp8Granularity granularity) {
     p.rows = pt.integer("M");
     p.cols = pt.integer("K");
     p.granularity = granularity;
-    p.flavour = fp8_flavour_of(pt);
-    p.layout = grouped && pt.choice("scale_layout") == "k_major" ? ScaleLayout::k_major : ScaleLayout::row_major;
-    p.scale_format = pt.choice("scale_format") == "e8m0" ? ScaleFormat::e8m0 : ScaleFormat::f32;
+    const Fp8OutputOptions o = read_fp8_output_options(pt, grouped);
+    p.flavour = o.flavour;
+    p.layout = o.layout;
+    p.scale_format = o.scale_format;
     if (grouped && p.cols % kFp8GroupSize != 0)
       throw InputError(fmt::format("K={} is not a multiple of the 1x128 group", p.cols));
     return std::make_unique<Fp8QuantInstance>(p, distribution_of(pt));

@@ -4,6 +4,8 @@
 
 #include <type_traits>
 
+#include "kernels/common/bf16_chunks.hpp"
+#include "kernels/common/block_reduce.hpp"
 #include "kernels/common/vector_io.hpp"
 #include "kernels/fp8_quant/fp8_quant_math.hpp"
 
@@ -62,6 +64,42 @@ __device__ inline void quantize_store_bf16x8(const Bf16x8& v, float inverse, std
   for (int j = 0; j < 4; ++j)
     pairs[j] = fp8x2_encode<Format>(bf16x8_element(v, 2 * j) * inverse, bf16x8_element(v, 2 * j + 1) * inverse);
   store_u16x4(dst, pairs);
+}
+
+// fp8 bytes of a chunk of bf16 values under one inverse scale (8-byte store on the vector path).
+template <class Format, bool kVector>
+__device__ inline void store_chunk_fp8(std::uint8_t* row, std::int64_t c, std::int64_t n, const Bf16x8& v,
+                                       float inverse) {
+  if constexpr (kVector) {
+    quantize_store_bf16x8<Format>(v, inverse, row + c * 8);
+  } else {
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      if (c * 8 + j < n) row[c * 8 + j] = fp8_encode<Format>(bf16x8_element(v, j) * inverse);
+  }
+}
+
+// Where an fp8 epilogue writes, with its options as run-time values (the producers' kernels).
+struct Fp8Outputs {
+  std::uint8_t* q;
+  void* scales;
+  std::int64_t rows;
+  ScaleFormat format;
+  ScaleLayout layout;
+};
+
+// The 1x128 epilogue of one 8-value chunk (chunk c of row `row`, rows of n values): the group's
+// amax over its 16 aligned lanes, the bytes, and the group's scale from lane 0 of the 16. Every
+// lane must call it (the shuffle needs them all); `in` says whether the chunk exists.
+template <class Format>
+__device__ inline void quantize_group_chunk(const Fp8Outputs& d, std::int64_t row, std::int64_t c, std::int64_t n,
+                                            bool in, const Bf16x8& y) {
+  const std::uint32_t amax = group16_max_u32(in ? bf16x8_abs_max_bits(y) : 0u);
+  if (!in) return;
+  const Fp8Scale scale = fp8_scale_from_amax_bits(amax, Format::kFlavour, d.format);
+  quantize_store_bf16x8<Format>(y, scale.inverse, d.q + row * n + c * 8);
+  if (threadIdx.x % 16 == 0)
+    fp8_store_scale(d.scales, fp8_scale_index(row, c / 16, d.rows, n / kFp8GroupSize, d.layout), scale, d.format);
 }
 
 inline unsigned grid_for(std::int64_t work, std::int64_t per_block) {

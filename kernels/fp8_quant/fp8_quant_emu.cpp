@@ -11,37 +11,41 @@ namespace {
 constexpr std::int64_t kParallelElements = 1 << 16;
 
 template <class Format>
-void quantize_group(const Fp8QuantParams& p, const Fp8QuantBuffers& b, std::int64_t row, std::int64_t group,
-                    std::uint32_t amax_bits) {
-  const std::int64_t n = p.group_size();
-  const std::int64_t begin = row * p.cols + group * n;
+void quantize_group(const Fp8QuantParams& p, std::int64_t row, std::int64_t group, const std::uint16_t* x_group,
+                    std::uint8_t* q_group, void* scales, std::uint32_t amax_bits) {
   const Fp8Scale s = fp8_scale_from_amax_bits(amax_bits, p.flavour, p.scale_format);
-  for (std::int64_t i = begin; i < begin + n; ++i) b.q[i] = fp8_quantize_bf16<Format>(b.x[i], s.inverse);
-  fp8_store_scale(b.scales, fp8_scale_index(row, group, p.rows, p.groups_per_row(), p.layout), s, p.scale_format);
+  for (std::int64_t i = 0; i < p.group_size(); ++i) q_group[i] = fp8_quantize_bf16<Format>(x_group[i], s.inverse);
+  fp8_store_scale(scales, fp8_scale_index(row, group, p.rows, p.groups_per_row(), p.layout), s, p.scale_format);
 }
 
-std::uint32_t amax_of(const Fp8QuantParams& p, const Fp8QuantBuffers& b, std::int64_t row, std::int64_t group) {
-  const std::int64_t n = p.group_size();
-  const std::uint16_t* x = b.x + row * p.cols + group * n;
+std::uint32_t amax_bits_of(const std::uint16_t* x, std::int64_t n) {
   std::uint32_t amax = 0;
   for (std::int64_t i = 0; i < n; ++i) amax = max_u32(amax, bf16_abs_bits(x[i]));
   return amax;
 }
 
 template <class Format>
+void quantize_row(const Fp8QuantParams& p, std::int64_t row, const std::uint16_t* x_row, std::uint8_t* q_row,
+                  void* scales, const std::uint32_t* amax_row) {
+  const std::int64_t n = p.group_size();
+  for (std::int64_t g = 0; g < p.groups_per_row(); ++g) {
+    const std::uint32_t amax = amax_row ? amax_row[g] : amax_bits_of(x_row + g * n, n);
+    quantize_group<Format>(p, row, g, x_row + g * n, q_row + g * n, scales, amax);
+  }
+}
+
+template <class Format>
 void fused(const Fp8QuantParams& p, const Fp8QuantBuffers& b) {
-  const std::int64_t groups = p.groups_per_row();
 #pragma omp parallel for schedule(static) if (p.rows * p.cols >= kParallelElements)
   for (std::int64_t row = 0; row < p.rows; ++row)
-    for (std::int64_t g = 0; g < groups; ++g) quantize_group<Format>(p, b, row, g, amax_of(p, b, row, g));
+    quantize_row<Format>(p, row, b.x + row * p.cols, b.q + row * p.cols, b.scales, nullptr);
 }
 
 template <class Format>
 void scale_quant(const Fp8QuantParams& p, const Fp8QuantBuffers& b) {
-  const std::int64_t groups = p.groups_per_row();
 #pragma omp parallel for schedule(static) if (p.rows * p.cols >= kParallelElements)
   for (std::int64_t row = 0; row < p.rows; ++row)
-    for (std::int64_t g = 0; g < groups; ++g) quantize_group<Format>(p, b, row, g, b.amax[row * groups + g]);
+    quantize_row<Format>(p, row, b.x + row * p.cols, b.q + row * p.cols, b.scales, b.amax + row * p.groups_per_row());
 }
 
 }  // namespace
@@ -54,10 +58,10 @@ void fp8_quant_fused_emu(const Fp8QuantParams& p, const Fp8QuantBuffers& b) {
 }
 
 void fp8_amax_emu(const Fp8QuantParams& p, const Fp8QuantBuffers& b) {
-  const std::int64_t groups = p.groups_per_row();
+  const std::int64_t groups = p.groups_per_row(), n = p.group_size();
 #pragma omp parallel for schedule(static) if (p.rows * p.cols >= kParallelElements)
   for (std::int64_t row = 0; row < p.rows; ++row)
-    for (std::int64_t g = 0; g < groups; ++g) b.amax[row * groups + g] = amax_of(p, b, row, g);
+    for (std::int64_t g = 0; g < groups; ++g) b.amax[row * groups + g] = amax_bits_of(b.x + row * p.cols + g * n, n);
 }
 
 void fp8_scale_quant_emu(const Fp8QuantParams& p, const Fp8QuantBuffers& b) {
@@ -70,6 +74,14 @@ void fp8_scale_quant_emu(const Fp8QuantParams& p, const Fp8QuantBuffers& b) {
 void fp8_quant_chain_emu(const Fp8QuantParams& p, const Fp8QuantBuffers& b) {
   fp8_amax_emu(p, b);
   fp8_scale_quant_emu(p, b);
+}
+
+void fp8_quant_row_emu(const Fp8QuantParams& p, std::int64_t row, const std::uint16_t* x_row, std::uint8_t* q,
+                       void* scales) {
+  if (p.flavour == Fp8Flavour::e4m3fn)
+    quantize_row<Fp8E4m3fnFormat>(p, row, x_row, q + row * p.cols, scales, nullptr);
+  else
+    quantize_row<Fp8E4m3fnuzFormat>(p, row, x_row, q + row * p.cols, scales, nullptr);
 }
 
 }  // namespace fb

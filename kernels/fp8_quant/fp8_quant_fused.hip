@@ -77,7 +77,7 @@ __global__ __launch_bounds__(kTokenThreads) void fp8_quant_token_scalar_kernel(c
   std::uint8_t* qr = q + row * cols;
   std::uint32_t amax = 0;
   for (std::int64_t c = threadIdx.x; c < cols; c += kTokenThreads) amax = max_u32(amax, bf16_abs_bits(xr[c]));
-  amax = block_max_u32<kTokenThreads>(amax, scratch);
+  amax = grouped_max_u32<kTokenThreads>(amax, scratch);
   const Fp8Scale s = fp8_scale_from_amax_bits(amax, Format::kFlavour, kScale);
   for (std::int64_t c = threadIdx.x; c < cols; c += kTokenThreads) qr[c] = fp8_quantize_bf16<Format>(xr[c], s.inverse);
   if (threadIdx.x == 0) fp8_store_scale(scales, row, s, kScale);

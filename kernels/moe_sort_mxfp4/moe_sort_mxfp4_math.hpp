@@ -72,12 +72,6 @@ FB_HD std::uint8_t mx_scale_byte(std::uint32_t amax_bits, MxScaleRule rule) {
   return e8m0_scale_from_amax(bits_float(amax_bits), rule);
 }
 
-// amax bits of 8 bf16 packed in four 32-bit words (element 2i in the low half of word i).
-FB_HD std::uint32_t bf16x8_words_abs_max(std::uint32_t w0, std::uint32_t w1, std::uint32_t w2, std::uint32_t w3) {
-  return max_u32(max_u32(bf16x2_abs_max_bits(w0), bf16x2_abs_max_bits(w1)),
-                 max_u32(bf16x2_abs_max_bits(w2), bf16x2_abs_max_bits(w3)));
-}
-
 // Two bf16 of one word -> one byte of two e2m1 codes (element 2j in the low nibble).
 FB_HD std::uint32_t mx_quantize_bf16x2(std::uint32_t w, float inverse, Fp4Rounding rounding) {
   const std::uint8_t lo = e2m1_from_float(bits_float(w << 16) * inverse, rounding);

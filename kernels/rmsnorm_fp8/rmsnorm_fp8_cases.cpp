@@ -10,6 +10,7 @@
 
 #include "core/case_helpers.hpp"
 #include "core/registry.hpp"
+#include "kernels/fp8_quant/fp8_quant_options.hpp"
 #include "kernels/rmsnorm_fp8/rmsnorm_fp8.hpp"
 #include "kernels/rmsnorm_fp8/rmsnorm_fp8_edge_rows.hpp"
 #include "reference/rmsnorm_fp8_ref.hpp"
@@ -30,12 +31,7 @@ class RmsnormFp8Instance final : public CaseInstance {
 
   // Order: q, scales, then residual_out and out when present.
   std::vector<TensorSpec> outputs() const override {
-    const Fp8QuantParams qp = p_.quant();
-    const Dim g{"G", qp.groups_per_row()};
-    TensorSpec scales{"scales", p_.scale_format == ScaleFormat::f32 ? DType::f32 : DType::e8m0,
-                      p_.layout == ScaleLayout::row_major ? std::vector<Dim>{m(), g} : std::vector<Dim>{g, m()}};
-    scales.constant_ok = p_.scale_format == ScaleFormat::e8m0;  // powers of two legitimately coincide
-    std::vector<TensorSpec> out{{"q", fp8_dtype(p_.flavour), {m(), h()}}, scales};
+    std::vector<TensorSpec> out{fp8_q_spec(p_.quant(), "M", "H"), fp8_scales_spec(p_.quant(), "M")};
     if (p_.residual) out.push_back({"residual_out", DType::bf16, {m(), h()}});
     if (p_.write_out) out.push_back({"out", DType::bf16, {m(), h()}});
     return out;
@@ -105,7 +101,7 @@ class RmsnormFp8Instance final : public CaseInstance {
     const std::int64_t mh = p_.rows * p_.hidden;
     const std::int64_t x = 2 * mh * (p_.residual ? 2 : 1) + 2 * p_.hidden;
     const std::int64_t residual_out = p_.residual ? 2 * mh : 0;
-    const std::int64_t q = mh + p_.quant().scale_count() * (p_.scale_format == ScaleFormat::f32 ? 4 : 1);
+    const std::int64_t q = mh + fp8_scale_bytes(p_.quant());
     if (role == Role::fused) return {x, residual_out + q + (p_.write_out ? 2 * mh : 0)};
     return {x + 2 * mh, residual_out + 2 * mh + q};
   }
@@ -126,15 +122,11 @@ std::vector<AxisSpec> rmsnorm_fp8_axes(bool grouped) {
       AxisSpec::choice("residual", "add the residual first (s = x + residual, residual_out = bf16(s))", {"yes", "no"},
                        "yes"),
       AxisSpec::integer("weight_offset", "y = (s*r) * (weight_offset + w): 1 Gemma, 0 standard RMSNorm", 1, 0, 1),
-      AxisSpec::choice("eps", "eps of the norm, as an fp32", {"1e-6", "1e-5"}, "1e-6"),
-      fp8_flavour_axis(),
-      AxisSpec::choice("scale_format", "f32 scales, or e8m0 (power-of-two, rounded up)", {"f32", "e8m0"}, "f32"),
-      AxisSpec::choice("bf16_out", "the producer also writes the bf16 out (the router and MXFP4 quant read it)",
-                       {"no", "yes"}, "no"),
-      distribution_axis()};
-  if (grouped)
-    axes.insert(axes.begin() + 6, AxisSpec::choice("scale_layout", "scales [M][H/128] (row_major) or [H/128][M] (k_major)",
-                                                   {"row_major", "k_major"}, "row_major"));
+      AxisSpec::choice("eps", "eps of the norm, as an fp32", {"1e-6", "1e-5"}, "1e-6")};
+  for (AxisSpec& a : fp8_output_axes(grouped, "M", "H")) axes.push_back(std::move(a));
+  axes.push_back(AxisSpec::choice("bf16_out", "the producer also writes the bf16 out (the router and MXFP4 quant read it)",
+                       {"no", "yes"}, "no"));
+  axes.push_back(distribution_axis());
   return axes;
 }
 
@@ -158,9 +150,10 @@ KernelCase make_case(Fp8Granularity granularity) {
     p.eps = std::stof(pt.choice("eps"));
     p.write_out = pt.choice("bf16_out") == "yes";
     p.granularity = granularity;
-    p.flavour = fp8_flavour_of(pt);
-    p.layout = grouped && pt.choice("scale_layout") == "k_major" ? ScaleLayout::k_major : ScaleLayout::row_major;
-    p.scale_format = pt.choice("scale_format") == "e8m0" ? ScaleFormat::e8m0 : ScaleFormat::f32;
+    const Fp8OutputOptions o = read_fp8_output_options(pt, grouped);
+    p.flavour = o.flavour;
+    p.layout = o.layout;
+    p.scale_format = o.scale_format;
     if (grouped && p.hidden % kFp8GroupSize != 0)
       throw InputError(fmt::format("H={} is not a multiple of the 1x128 group", p.hidden));
     return std::make_unique<RmsnormFp8Instance>(p, distribution_of(pt));

@@ -32,26 +32,8 @@ void norm_row(const RmsnormFp8Params& p, const RmsnormFp8Buffers& b, std::int64_
   }
 }
 
-// The fp8 epilogue of the fused producer on one row of bf16(y): per token or per 1x128 group,
-// with the quant kernels' arithmetic.
-template <class Format>
-void quantize_row(const RmsnormFp8Params& p, const RmsnormFp8Buffers& b, std::int64_t row, const std::uint16_t* y) {
-  const Fp8QuantParams qp = p.quant();
-  const std::int64_t group = qp.group_size();
-  for (std::int64_t g = 0; g < qp.groups_per_row(); ++g) {
-    const std::uint16_t* yg = y + g * group;
-    std::uint32_t amax = 0;
-    for (std::int64_t i = 0; i < group; ++i) amax = max_u32(amax, bf16_abs_bits(yg[i]));
-    const Fp8Scale s = fp8_scale_from_amax_bits(amax, p.flavour, p.scale_format);
-    std::uint8_t* q = b.q + row * p.hidden + g * group;
-    for (std::int64_t i = 0; i < group; ++i) q[i] = fp8_quantize_bf16<Format>(yg[i], s.inverse);
-    fp8_store_scale(b.scales, fp8_scale_index(row, g, p.rows, qp.groups_per_row(), p.layout), s, p.scale_format);
-  }
-}
-
-template <class Format>
 void fused(const RmsnormFp8Params& p, const RmsnormFp8Buffers& b) {
-#pragma omp parallel
+#pragma omp parallel if (p.rows * p.hidden >= (1 << 16))
   {
     std::vector<float> s(static_cast<std::size_t>(p.hidden));
     std::vector<std::uint16_t> local(static_cast<std::size_t>(p.hidden));
@@ -60,7 +42,7 @@ void fused(const RmsnormFp8Params& p, const RmsnormFp8Buffers& b) {
       // With write_out the row goes straight to out; otherwise to a row buffer (fused: no workspace).
       std::uint16_t* y = p.write_out ? b.out + row * p.hidden : local.data();
       norm_row(p, b, row, s, y);
-      quantize_row<Format>(p, b, row, y);
+      fp8_quant_row_emu(p.quant(), row, y, b.q, b.scales);  // the fp8 epilogue, as the chain quantizes
     }
   }
 }
@@ -68,7 +50,7 @@ void fused(const RmsnormFp8Params& p, const RmsnormFp8Buffers& b) {
 }  // namespace
 
 void rmsnorm_emu(const RmsnormFp8Params& p, const RmsnormFp8Buffers& b) {
-#pragma omp parallel
+#pragma omp parallel if (p.rows * p.hidden >= (1 << 16))
   {
     std::vector<float> s(static_cast<std::size_t>(p.hidden));
 #pragma omp for schedule(static)
@@ -76,12 +58,7 @@ void rmsnorm_emu(const RmsnormFp8Params& p, const RmsnormFp8Buffers& b) {
   }
 }
 
-void rmsnorm_fp8_fused_emu(const RmsnormFp8Params& p, const RmsnormFp8Buffers& b) {
-  if (p.flavour == Fp8Flavour::e4m3fn)
-    fused<Fp8E4m3fnFormat>(p, b);
-  else
-    fused<Fp8E4m3fnuzFormat>(p, b);
-}
+void rmsnorm_fp8_fused_emu(const RmsnormFp8Params& p, const RmsnormFp8Buffers& b) { fused(p, b); }
 
 void rmsnorm_fp8_chain_emu(const RmsnormFp8Params& p, const RmsnormFp8Buffers& b) {
   rmsnorm_emu(p, b);

@@ -12,21 +12,14 @@
 //             the same on wave32 and wave64; each group is quantized as soon as its max is known.
 #include "kernels/common/block_reduce.hpp"
 #include "kernels/common/gpu_check.hpp"
+#include "kernels/fp8_quant/fp8_quant_device.hpp"
 #include "kernels/rmsnorm_fp8/rmsnorm_fp8_device.hpp"
 
 namespace fb {
 namespace {
 
-struct Fp8Dest {
-  std::uint8_t* q;
-  void* scales;
-  std::int64_t rows;
-  ScaleFormat format;
-  ScaleLayout layout;
-};
-
 template <class Format, bool kVector, bool kResidual, int kCached>
-__global__ __launch_bounds__(kRmsnormThreads) void rmsnorm_fp8_token_kernel(RmsnormArgs a, Fp8Dest d) {
+__global__ __launch_bounds__(kRmsnormThreads) void rmsnorm_fp8_token_kernel(RmsnormArgs a, Fp8Outputs d) {
   __shared__ float sum_scratch[kCanonicalScratch];
   __shared__ std::uint32_t max_scratch[kRmsnormThreads / 32];
   const std::int64_t row = blockIdx.x;
@@ -55,7 +48,7 @@ __global__ __launch_bounds__(kRmsnormThreads) void rmsnorm_fp8_token_kernel(Rmsn
     if (a.out) store_chunk_bf16<kVector>(a.out + row * n, c, n, v);
     amax = max_u32(amax, bf16x8_abs_max_bits(v));
   }
-  amax = block_max_u32<kRmsnormThreads>(amax, max_scratch);
+  amax = grouped_max_u32<kRmsnormThreads>(amax, max_scratch);
   const Fp8Scale scale = fp8_scale_from_amax_bits(amax, Format::kFlavour, d.format);
 
   // Pass C: quantize from registers (recompute past the cache).
@@ -71,25 +64,9 @@ __global__ __launch_bounds__(kRmsnormThreads) void rmsnorm_fp8_token_kernel(Rmsn
   if (threadIdx.x == 0) fp8_store_scale(d.scales, row, scale, d.format);
 }
 
-// One chunk of a 1x128 group: the group's amax over its 16 lanes, then the chunk's bytes and (lane
-// 0 of the 16) the group's scale. Every thread calls this for every round (the shuffle needs all
-// lanes); `in` says whether chunk c exists.
-template <class Format>
-__device__ inline void quantize_group_chunk(const Fp8Dest& d, std::int64_t row, std::int64_t c, std::int64_t n,
-                                            bool in, const Bf16x8& y) {
-  const std::uint32_t amax = group16_max_u32(in ? bf16x8_abs_max_bits(y) : 0u);
-  if (!in) return;
-  const Fp8Scale scale = fp8_scale_from_amax_bits(amax, Format::kFlavour, d.format);
-  quantize_store_bf16x8<Format>(y, scale.inverse, d.q + row * n + c * 8);
-  if (threadIdx.x % 16 == 0) {
-    const std::int64_t groups = n / kFp8GroupSize;
-    fp8_store_scale(d.scales, fp8_scale_index(row, c / 16, d.rows, groups, d.layout), scale, d.format);
-  }
-}
-
 // hidden is a multiple of 128: every chunk is a full vector (kVector is always true here).
 template <class Format, bool kVector, bool kResidual, int kCached>
-__global__ __launch_bounds__(kRmsnormThreads) void rmsnorm_fp8_group_kernel(RmsnormArgs a, Fp8Dest d) {
+__global__ __launch_bounds__(kRmsnormThreads) void rmsnorm_fp8_group_kernel(RmsnormArgs a, Fp8Outputs d) {
   __shared__ float sum_scratch[kCanonicalScratch];
   const std::int64_t row = blockIdx.x;
   const std::int64_t n = a.hidden;
@@ -129,7 +106,7 @@ __global__ __launch_bounds__(kRmsnormThreads) void rmsnorm_fp8_group_kernel(Rmsn
 void rmsnorm_fp8_fused_launch(const RmsnormFp8Params& p, const RmsnormFp8Buffers& b, void* stream) {
   auto* s = static_cast<hipStream_t>(stream);
   const RmsnormArgs a = rmsnorm_args(p, b, p.write_out ? b.out : nullptr);
-  const Fp8Dest d{b.q, b.scales, p.rows, p.scale_format, p.layout};
+  const Fp8Outputs d{b.q, b.scales, p.rows, p.scale_format, p.layout};
   const auto blocks = static_cast<unsigned>(p.rows);
   with_fp8_format(p.flavour, [&](auto format) {
     using Format = decltype(format);

@@ -8,6 +8,7 @@
 
 #include "core/case_helpers.hpp"
 #include "core/registry.hpp"
+#include "kernels/fp8_quant/fp8_quant_options.hpp"
 #include "kernels/swiglu_fp8/swiglu_fp8.hpp"
 #include "kernels/swiglu_fp8/swiglu_fp8_edge_rows.hpp"
 #include "reference/swiglu_fp8_ref.hpp"
@@ -23,11 +24,7 @@ class SwigluFp8Instance final : public CaseInstance {
 
   // Order: q, scales, then out when present.
   std::vector<TensorSpec> outputs() const override {
-    const Dim g{"G", p_.quant().groups_per_row()};
-    TensorSpec scales{"scales", p_.scale_format == ScaleFormat::f32 ? DType::f32 : DType::e8m0,
-                      p_.layout == ScaleLayout::row_major ? std::vector<Dim>{t(), g} : std::vector<Dim>{g, t()}};
-    scales.constant_ok = p_.scale_format == ScaleFormat::e8m0;  // powers of two legitimately coincide
-    std::vector<TensorSpec> out{{"q", fp8_dtype(p_.flavour), {t(), d()}}, scales};
+    std::vector<TensorSpec> out{fp8_q_spec(p_.quant(), "T", "d"), fp8_scales_spec(p_.quant(), "T")};
     if (p_.write_out) out.push_back({"out", DType::bf16, {t(), d()}});
     return out;
   }
@@ -81,7 +78,7 @@ class SwigluFp8Instance final : public CaseInstance {
   // Each role's bytes, every tensor once. The chain writes out and reads it back.
   Traffic traffic(Role role) const override {
     const std::int64_t td = p_.rows * p_.d;
-    const std::int64_t q = td + p_.quant().scale_count() * (p_.scale_format == ScaleFormat::f32 ? 4 : 1);
+    const std::int64_t q = td + fp8_scale_bytes(p_.quant());
     if (role == Role::fused) return {4 * td, q + (p_.write_out ? 2 * td : 0)};
     return {4 * td + 2 * td, 2 * td + q};
   }
@@ -101,14 +98,10 @@ std::vector<AxisSpec> swiglu_fp8_axes(bool grouped) {
                                      : "output columns (input 2d, gate first)",
                         768),
       AxisSpec::choice("activation", "swiglu_oai: min(g,7)*sigmoid(1.702g)*(clamp(u,-7,7)+1); silu: silu(g)*u",
-                       {"swiglu_oai", "silu"}, "swiglu_oai"),
-      fp8_flavour_axis(),
-      AxisSpec::choice("scale_format", "f32 scales, or e8m0 (power-of-two, rounded up)", {"f32", "e8m0"}, "f32"),
-      AxisSpec::choice("bf16_out", "the producer also writes the bf16 out", {"no", "yes"}, "no"),
-      distribution_axis()};
-  if (grouped)
-    axes.insert(axes.begin() + 4, AxisSpec::choice("scale_layout", "scales [T][d/128] (row_major) or [d/128][T] (k_major)",
-                                                   {"row_major", "k_major"}, "row_major"));
+                       {"swiglu_oai", "silu"}, "swiglu_oai")};
+  for (AxisSpec& a : fp8_output_axes(grouped, "T", "d")) axes.push_back(std::move(a));
+  axes.push_back(AxisSpec::choice("bf16_out", "the producer also writes the bf16 out", {"no", "yes"}, "no"));
+  axes.push_back(distribution_axis());
   return axes;
 }
 
@@ -130,9 +123,10 @@ KernelCase make_case(Fp8Granularity granularity) {
     p.activation = pt.choice("activation") == "silu" ? SwigluActivation::silu : SwigluActivation::swiglu_oai;
     p.write_out = pt.choice("bf16_out") == "yes";
     p.granularity = granularity;
-    p.flavour = fp8_flavour_of(pt);
-    p.layout = grouped && pt.choice("scale_layout") == "k_major" ? ScaleLayout::k_major : ScaleLayout::row_major;
-    p.scale_format = pt.choice("scale_format") == "e8m0" ? ScaleFormat::e8m0 : ScaleFormat::f32;
+    const Fp8OutputOptions o = read_fp8_output_options(pt, grouped);
+    p.flavour = o.flavour;
+    p.layout = o.layout;
+    p.scale_format = o.scale_format;
     if (grouped && p.d % kFp8GroupSize != 0)
       throw InputError(fmt::format("d={} is not a multiple of the 1x128 group", p.d));
     return std::make_unique<SwigluFp8Instance>(p, distribution_of(pt));

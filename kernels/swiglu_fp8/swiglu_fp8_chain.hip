@@ -6,6 +6,7 @@
 // 16-byte loads issued before any compute), consecutive threads on consecutive chunks. Arithmetic:
 // swiglu_fp8_math.hpp, shared with the fused producer and the CPU emulation.
 #include "kernels/common/gpu_check.hpp"
+#include "kernels/fp8_quant/fp8_quant_device.hpp"
 #include "kernels/swiglu_fp8/swiglu_fp8_device.hpp"
 
 namespace fb {

@@ -15,6 +15,7 @@
 //             xor-shuffle max, the same on wave32 and wave64.
 #include "kernels/common/block_reduce.hpp"
 #include "kernels/common/gpu_check.hpp"
+#include "kernels/fp8_quant/fp8_quant_device.hpp"
 #include "kernels/swiglu_fp8/swiglu_fp8_device.hpp"
 
 namespace fb {
@@ -24,19 +25,10 @@ constexpr int kTokenBlock = 256;
 constexpr int kTokenCached = 4;
 constexpr int kGroupThreads = 256;
 constexpr int kGroupUnroll = 4;
-constexpr int kLanesPerGroup = static_cast<int>(kFp8GroupSize / 8);  // 16
-
-struct Fp8Dest {
-  std::uint8_t* q;
-  void* scales;
-  std::int64_t rows;
-  ScaleFormat format;
-  ScaleLayout layout;
-};
 
 template <class Format, bool kOai, bool kVector, int kRowThreads>
 __global__ __launch_bounds__(kTokenBlock) void swiglu_fp8_token_kernel(const std::uint16_t* gate_up,
-                                                                       std::uint16_t* out, Fp8Dest dst,
+                                                                       std::uint16_t* out, Fp8Outputs dst,
                                                                        std::int64_t d) {
   __shared__ std::uint32_t max_scratch[kTokenBlock / 32];
   const std::int64_t row =
@@ -89,11 +81,10 @@ __global__ __launch_bounds__(kTokenBlock) void swiglu_fp8_token_kernel(const std
 
 template <class Format, bool kOai>
 __global__ __launch_bounds__(kGroupThreads) void swiglu_fp8_group_kernel(const std::uint16_t* gate_up,
-                                                                         std::uint16_t* out, Fp8Dest dst,
+                                                                         std::uint16_t* out, Fp8Outputs dst,
                                                                          std::int64_t d) {
   const std::int64_t per_row = d / 8;
   const std::int64_t total = dst.rows * per_row;
-  const std::int64_t groups_per_row = d / kFp8GroupSize;
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * (kGroupThreads * kGroupUnroll) + threadIdx.x;
   GateUpChunk in[kGroupUnroll];
 #pragma unroll
@@ -113,13 +104,7 @@ __global__ __launch_bounds__(kGroupThreads) void swiglu_fp8_group_kernel(const s
       y = swiglu_chunk<kOai, true>(in[u], c, d);
       if (out) store_chunk_bf16<true>(out + row * d, c, d, y);
     }
-    const std::uint32_t amax = group16_max_u32(valid ? bf16x8_abs_max_bits(y) : 0u);
-    if (!valid) continue;
-    const Fp8Scale scale = fp8_scale_from_amax_bits(amax, Format::kFlavour, dst.format);
-    quantize_store_bf16x8<Format>(y, scale.inverse, dst.q + row * d + c * 8);
-    if (threadIdx.x % kLanesPerGroup == 0)
-      fp8_store_scale(dst.scales, fp8_scale_index(row, c / kLanesPerGroup, dst.rows, groups_per_row, dst.layout),
-                      scale, dst.format);
+    quantize_group_chunk<Format>(dst, row, c, d, valid, y);
   }
 }
 
@@ -127,7 +112,7 @@ __global__ __launch_bounds__(kGroupThreads) void swiglu_fp8_group_kernel(const s
 
 void swiglu_fp8_fused_launch(const SwigluFp8Params& p, const SwigluFp8Buffers& b, void* stream) {
   auto* s = static_cast<hipStream_t>(stream);
-  const Fp8Dest dst{b.q, b.scales, p.rows, p.scale_format, p.layout};
+  const Fp8Outputs dst{b.q, b.scales, p.rows, p.scale_format, p.layout};
   std::uint16_t* out = p.write_out ? b.out : nullptr;
   with_fp8_format(p.flavour, [&](auto format) {
     using Format = decltype(format);

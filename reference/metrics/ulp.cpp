@@ -76,12 +76,4 @@ std::int64_t ulp_distance(UlpFormat format, std::uint32_t code, double ref) {
   return std::llabs(format_ordinal(format, code) - format_ordinal(format, format_code(format, ref)));
 }
 
-double format_ulp_at(UlpFormat format, double value) {
-  const Grid g = grid_of(format);
-  const double a = std::fabs(value);
-  int e2 = 0;
-  std::frexp(a == 0.0 ? std::ldexp(1.0, g.min_exponent) : a, &e2);
-  return std::ldexp(1.0, std::max(e2 - 1, g.min_exponent) - g.mantissa_bits);
-}
-
 }  // namespace fb

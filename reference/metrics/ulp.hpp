@@ -25,7 +25,4 @@ std::uint32_t format_code(UlpFormat format, double value);
 // |ordinal(code) - ordinal(RN(ref))|. The reference must be finite.
 std::int64_t ulp_distance(UlpFormat format, std::uint32_t code, double ref);
 
-// The spacing of the format's grid at |value| (its ulp there), as a double.
-double format_ulp_at(UlpFormat format, double value);
-
 }  // namespace fb
