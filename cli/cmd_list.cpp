@@ -29,10 +29,12 @@ std::string axes_text(const KernelCase& kc) {
   return s;
 }
 
-nlohmann::ordered_json list_json(const Registry& registry) {
-  nlohmann::ordered_json j;
-  j["kernels"] = nlohmann::ordered_json::array();
+nlohmann::ordered_json list_json(const Registry& registry, const std::string& what) {
+  const bool all = what == "all";
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  if (all || what == "kernels") j["kernels"] = nlohmann::ordered_json::array();
   for (const KernelCase& kc : registry.cases()) {
+    if (!j.contains("kernels")) break;
     nlohmann::ordered_json axes = nlohmann::ordered_json::array();
     for (const AxisSpec& a : kc.axes) {
       nlohmann::ordered_json aj{{"name", a.name}, {"help", a.help}};
@@ -43,10 +45,12 @@ nlohmann::ordered_json list_json(const Registry& registry) {
     j["kernels"].push_back({{"name", kc.name}, {"family", kc.family}, {"fusion", kc.fusion}, {"claim", kc.claim.text()},
                             {"summary", kc.summary}, {"spec", kc.spec}, {"axes", axes}});
   }
-  j["fusions"] = nlohmann::ordered_json::array();
-  for (const FusionInfo& f : fusion_series())
-    j["fusions"].push_back({{"id", f.id}, {"fused", f.fused}, {"chain", f.chain}, {"claim", f.claim}});
-  j["scenarios"] = scenario_files();
+  if (all || what == "fusions") {
+    j["fusions"] = nlohmann::ordered_json::array();
+    for (const FusionInfo& f : fusion_series())
+      j["fusions"].push_back({{"id", f.id}, {"fused", f.fused}, {"chain", f.chain}, {"claim", f.claim}});
+  }
+  if (all || what == "scenarios") j["scenarios"] = scenario_files();
   return j;
 }
 
@@ -59,11 +63,16 @@ Command setup_list(CLI::App& app) {
       ->check(CLI::IsMember({"kernels", "fusions", "scenarios", "all"}))
       ->capture_default_str();
   sub->add_flag("--json", o->json, "machine-readable output");
+  sub->footer(
+      "Examples:\n"
+      "  fusebench list\n"
+      "  fusebench list kernels --json\n"
+      "  fusebench list scenarios");
   return {sub, [o]() -> int {
             Registry registry;
             register_all_families(registry);
             if (o->json) {
-              std::cout << list_json(registry).dump(2) << "\n";
+              std::cout << list_json(registry, o->what).dump(2) << "\n";
               return 0;
             }
             const bool all = o->what == "all";

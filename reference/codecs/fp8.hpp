@@ -70,6 +70,9 @@ FB_HD std::uint32_t negative_nan_bit(float x) { return float_bits(x) > 0xFF80000
 // sweep on the host and the device sweep in tests/kernels/device_codecs_test), except that it
 // writes 0x7F for every NaN, so the sign is put back. One instruction for two elements instead of
 // about twenty integer operations each: this is what keeps the fp8 producers memory-bound.
+// NOTE: the inline PTX lives here, not in kernels/common/hip_compat.hpp, because it is this codec's
+// device specialisation (hip_compat maps runtime names and would pull CUDA headers into the host
+// code that includes the codecs); AMD builds take the software path.
 template <class Format>
 FB_HD std::uint16_t fp8x2_encode(float lo, float hi) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
