@@ -23,8 +23,9 @@ __global__ __launch_bounds__(kThreads) void codec_sweep_kernel(std::uint32_t fir
   } else if constexpr (kWhich == CodecSweep::fp8_e4m3fnuz) {
     reinterpret_cast<std::uint16_t*>(out)[p] = fp8x2_encode<Fp8E4m3fnuzFormat>(lo, hi);
   } else if constexpr (kWhich == CodecSweep::bf16) {
-    static_cast<std::uint16_t*>(out)[i] = bf16_from_float(lo);
-    static_cast<std::uint16_t*>(out)[i + 1] = bf16_from_float(hi);
+    const std::uint32_t pair = bf16x2_from_float(lo, hi);  // the producers' path
+    static_cast<std::uint16_t*>(out)[i] = static_cast<std::uint16_t>(pair);
+    static_cast<std::uint16_t*>(out)[i + 1] = static_cast<std::uint16_t>(pair >> 16);
   } else if constexpr (kWhich == CodecSweep::exact_exp) {
     static_cast<float*>(out)[i] = exact_exp(lo);
     static_cast<float*>(out)[i + 1] = exact_exp(hi);
