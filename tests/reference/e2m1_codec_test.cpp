@@ -1,5 +1,6 @@
 // e2m1 (fp4) codec: all 16 codes, the tie table of number-formats.md section 2.6 for both rounding
-// options, and every bf16 input against an fp64 rounding written from the definition.
+// options, every bf16 input against an fp64 rounding written from the definition, and every fp32
+// input (NaNs included) against the threshold-counting definition the fast encoder replaced.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -23,6 +24,33 @@ std::uint8_t reference_code(double x, Fp4Rounding rounding) {
     else if (d == db) best = rounding == Fp4Rounding::rne ? (c % 2 == 0 ? c : best) : c;
   }
   return static_cast<std::uint8_t>(best | (std::signbit(x) ? 0x8 : 0));
+}
+
+// The encoder's definition: the number of rounding thresholds |x| passes (a NaN passes none).
+std::uint8_t threshold_code(float x, Fp4Rounding rounding) {
+  const std::uint32_t u = float_bits(x);
+  const float a = bits_float(u & 0x7FFFFFFFu);
+  const int code = rounding == Fp4Rounding::rne
+                       ? (a > 0.25f) + (a >= 0.75f) + (a > 1.25f) + (a >= 1.75f) + (a > 2.5f) + (a >= 3.5f) + (a > 5.0f)
+                       : (a >= 0.25f) + (a >= 0.75f) + (a >= 1.25f) + (a >= 1.75f) + (a >= 2.5f) + (a >= 3.5f) +
+                             (a >= 5.0f);
+  return static_cast<std::uint8_t>(code | ((u >> 28) & 0x8u));
+}
+
+TEST(E2m1Codec, EveryFp32InputMatchesTheThresholdDefinition) {
+  for (Fp4Rounding rounding : {Fp4Rounding::rne, Fp4Rounding::half_away}) {
+    std::int64_t mismatches = 0, first = -1;
+#pragma omp parallel for schedule(static) reduction(+ : mismatches)
+    for (std::int64_t i = 0; i < (std::int64_t{1} << 32); ++i) {
+      const float x = bits_float(static_cast<std::uint32_t>(i));
+      if (e2m1_from_float(x, rounding) != threshold_code(x, rounding)) {
+        ++mismatches;
+#pragma omp critical
+        if (first < 0 || i < first) first = i;
+      }
+    }
+    EXPECT_EQ(mismatches, 0) << "rounding " << static_cast<int>(rounding) << ", first at bits 0x" << std::hex << first;
+  }
 }
 
 TEST(E2m1Codec, EveryCodeDecodesAndReencodes) {
