@@ -6,6 +6,7 @@
 // of 4 (one 32-element MX block = 4 lanes x 8 bf16), which exist on wave32 and wave64 alike.
 #pragma once
 
+#include <algorithm>
 #include <type_traits>
 
 #include "kernels/common/hip_compat.hpp"
@@ -132,7 +133,9 @@ __device__ inline void mx_tile_quantize(const MxTile& t, std::uint32_t round, co
 // ---- grid-strided duties ----
 
 // Sentinel entries of every expert's padding; with `scales`, also zero scale bytes for the
-// sentinel rows and for rows [valid, pad32(valid)) (consecutive threads take consecutive rows).
+// sentinel rows and for rows [valid, pad32(valid)). A padding entry's position costs a binary
+// search over the experts, so it is found once per (row, 8-column group): that thread writes the
+// group's 8 bytes (consecutive threads take consecutive rows of one group, i.e. neighbouring words).
 __device__ inline void moe_padding_duty(const std::int32_t* start, const std::int32_t* count,
                                         const std::int32_t* pad_start, int experts, std::int64_t valid,
                                         std::int64_t padding, std::int32_t sentinel, std::int32_t* sorted_ids,
@@ -148,12 +151,24 @@ __device__ inline void moe_padding_duty(const std::int32_t* start, const std::in
     sorted_weights[p] = 0.0f;
   }
   if (scales == nullptr) return;
-  const std::int64_t rows = padding + (valid + 31) / 32 * 32 - valid;
-  for (std::int64_t z = gtid; z < rows * cols_pad; z += gstride) {
-    const std::int64_t j = z % rows, y = z / rows;
+  const std::int64_t rows = padding + (valid + 31) / 32 * 32 - valid, groups = cols_pad / 8;
+  for (std::int64_t z = gtid; z < rows * groups; z += gstride) {
+    const std::int64_t j = z % rows, g = z / rows;
     const std::int64_t p = j < padding ? padding_position(j) : valid + (j - padding);
-    scales[mx_scale_addr(p, y, cols_pad)] = 0;
+    // mx_scale_addr(p, 8g + 4h + c) = base + c*64 + h*2 for c = 0..3, h = 0..1.
+    std::uint8_t* base = scales + mx_scale_addr(p, 8 * g, cols_pad);
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+      base[c * 64] = 0;
+      base[c * 64 + 2] = 0;
+    }
   }
+}
+
+// Threads the scale part of moe_padding_duty can use: at most min(E, pairs) * (B - 1) sentinel rows
+// plus 31 tail rows, one thread per (row, 8-column group).
+inline std::int64_t moe_padding_duty_items(const MoeSortMxfp4Params& p) {
+  return (std::min(p.experts, p.pairs()) * (p.block - 1) + 31) * (p.scale_cols_pad() / 8);
 }
 
 // Zeroes `units` 16-byte vectors of moe_buf.

@@ -1,14 +1,15 @@
 // moe_sort_quant (F5, T <= 1024): the MoE sort and the MXFP4 quant in one launch, and the fused
 // role's dispatcher (moe_sort_mxfp4_fused_launch).
 //
-// Every block builds the whole sort table in shared memory (the routing is at most 1024 x k ids,
-// read from L2): a bitmap [E][T/32] of which tokens each expert receives (atomicOr: bits only get
+// A persistent grid (at most two blocks per multiprocessor); every block builds the whole sort
+// table in shared memory once (the routing is at most 1024 x k ids, read from L2): a bitmap [E][T/32] of which tokens each expert receives (atomicOr: bits only get
 // set, so arrival order is irrelevant), counts by popcount, and the packed exclusive scan that gives
 // each expert's start, local id and padding. Pair (t, s) of expert e then sits at
 //   start[e] + (set bits of expert e's row below t)
 // which is the contract's order, computed identically by every block. With that table a block
-//   1 issues the loads of its row tile first (they fly while the table is built),
-//   2 writes the sorted entries of its rows' pairs and caches their positions,
+//   1 issues the loads of its first row tile (they fly while the table is built),
+//   2 for each of its tiles (index = blockIdx.x, + gridDim.x, ...): writes the sorted entries of
+//     the tile rows' pairs and caches their positions,
 //   3 quantizes the tile: e2m1 bytes in row order, each block's scale straight to its row's
 //     sorted positions (pad columns 0),
 //   4 takes a grid-strided share of num_valid_ids, sorted_expert_ids, sentinels, zero scale rows
@@ -53,12 +54,14 @@ __global__ __launch_bounds__(kMxThreads) void moe_sort_quant_kernel(OneLaunchArg
   std::int32_t* pad_start = local + E;
   std::int32_t* pos = pad_start + E + 1;
 
-  // 1. This block's row tile (blocks past the last tile only take duties).
-  const bool has_tile = blockIdx.x < a.tiles;
-  const std::uint32_t row0 = blockIdx.x * a.tile_rows;
-  const MxTile tile{row0, has_tile ? min(a.tile_rows, a.rows - row0) : 0u, a.vectors_per_row};
+  // 1. The first of this block's row tiles (blocks past the last tile only take duties): its loads
+  // fly while the table is built.
+  auto tile_at = [&](std::uint32_t index) {
+    const std::uint32_t row0 = index * a.tile_rows;
+    return MxTile{row0, index < a.tiles ? min(a.tile_rows, a.rows - row0) : 0u, a.vectors_per_row};
+  };
   Bf16x8 v[kMxUnroll];
-  mx_tile_load(a.x, tile, 0, v);
+  mx_tile_load(a.x, tile_at(blockIdx.x), 0, v);
 
   // The sort table.
   for (int i = threadIdx.x; i < E * W; i += kMxThreads) bits[i] = 0;
@@ -90,24 +93,28 @@ __global__ __launch_bounds__(kMxThreads) void moe_sort_quant_kernel(OneLaunchArg
   }
   __syncthreads();
 
-  // 2. The pairs of this tile's rows: sorted entries and their positions.
-  for (std::uint32_t i = threadIdx.x; i < tile.rows * a.slots; i += kMxThreads) {
-    const int pair = static_cast<int>(row0 * a.slots + i), t = pair / a.topk;
-    const std::int32_t e = a.ids[pair];
-    std::int32_t p = -1;
-    if (moe_expert_routed(e, E, a.mask)) {
-      p = start[e] + rank_below(&bits[e * W], t);
-      a.sorted_ids[p] = moe_sort_entry(t, pair % a.topk);
-      a.sorted_weights[p] = a.weights[pair];
+  // 2, 3. Persistent over tiles (the table above is built once per block): the pairs of each
+  // tile's rows (sorted entries, positions cached), then the tile's quant.
+  for (std::uint32_t index = blockIdx.x; index < a.tiles; index += gridDim.x) {
+    const MxTile tile = tile_at(index);
+    if (index != blockIdx.x) mx_tile_load(a.x, tile, 0, v);
+    for (std::uint32_t i = threadIdx.x; i < tile.rows * a.slots; i += kMxThreads) {
+      const int pair = static_cast<int>(tile.row0 * a.slots + i), t = pair / a.topk;
+      const std::int32_t e = a.ids[pair];
+      std::int32_t p = -1;
+      if (moe_expert_routed(e, E, a.mask)) {
+        p = start[e] + rank_below(&bits[e * W], t);
+        a.sorted_ids[p] = moe_sort_entry(t, pair % a.topk);
+        a.sorted_weights[p] = a.weights[pair];
+      }
+      pos[i] = p;
     }
-    pos[i] = p;
-  }
-  __syncthreads();
-
-  // 3. Quantize the tile.
-  for (std::uint32_t round = 0; round < tile.rounds(); ++round) {
-    if (round > 0) mx_tile_load(a.x, tile, round, v);
-    mx_tile_quantize<kRule, kRounding>(tile, round, v, a.xq, a.scales, pos, a.slots, a.scale_cols, a.cols_pad);
+    __syncthreads();
+    for (std::uint32_t round = 0; round < tile.rounds(); ++round) {
+      if (round > 0) mx_tile_load(a.x, tile, round, v);
+      mx_tile_quantize<kRule, kRounding>(tile, round, v, a.xq, a.scales, pos, a.slots, a.scale_cols, a.cols_pad);
+    }
+    __syncthreads();  // the next tile rewrites pos
   }
 
   // 4. Grid-strided duties.
@@ -137,9 +144,16 @@ void moe_sort_quant_launch(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffer
                   static_cast<std::uint32_t>(p.tiles()), static_cast<std::uint32_t>(p.tokens * p.buf_cols / 8)};
   // Enough blocks for the duties too: the zero scale rows (at most min(E, T*k) * (B - 1) + 31 rows)
   // and moe_buf, at about 8 items per thread.
-  const std::int64_t zero_rows = std::min(p.experts, p.pairs()) * (p.block - 1) + 31;
-  const std::int64_t duty = std::max(zero_rows * p.scale_cols_pad(), p.tokens * p.buf_cols / 8);
-  const auto grid = static_cast<unsigned>(std::max<std::int64_t>(p.tiles(), grid_for(duty, kMxThreads * 8)));
+  // Persistent: at most two blocks per multiprocessor (each builds the sort table once), fewer when
+  // the tiles and duties (zero scale rows at one item per thread, moe_buf at 8 vectors) need fewer.
+  static const int multiprocessors = [] {
+    int n = 0;  // the SM count only caps the grid: any value gives the same bytes
+    return hipDeviceGetAttribute(&n, hipDeviceAttributeMultiprocessorCount, 0) == hipSuccess && n > 0 ? n : 132;
+  }();
+  const std::int64_t duty = std::max<std::int64_t>(grid_for(moe_padding_duty_items(p), kMxThreads),
+                                                   grid_for(p.tokens * p.buf_cols / 8, kMxThreads * 8));
+  const auto grid = static_cast<unsigned>(
+      std::max<std::int64_t>(1, std::min<std::int64_t>(std::max(p.tiles(), duty), 2 * std::int64_t{multiprocessors})));
   with_mx_options(p.rule, p.rounding, [&](auto rule, auto rounding) {
     moe_sort_quant_kernel<decltype(rule)::value, decltype(rounding)::value>
         <<<grid, kMxThreads, static_cast<std::size_t>(p.one_launch_smem_bytes()), static_cast<hipStream_t>(stream)>>>(a);

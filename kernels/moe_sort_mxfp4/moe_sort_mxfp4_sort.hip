@@ -6,7 +6,8 @@
 //   moe_sort_scatter_kernel  one block per chunk: a bitmap [E][8 words] of its tokens; pair (t, s)
 //                            of expert e goes to start[e] + offset[chunk][e] + rank of t in the
 //                            chunk. Then, grid-strided: sentinels; the chain zeroes moe_buf, the
-//                            fused variant records each pair's position and zeroes sentinel scale rows.
+//                            fused variant records each pair's position and zeroes sentinel scale rows
+//                            (extra blocks: one thread per sentinel row and 8-column group).
 // Deterministic: counts are integer sums (atomicAdd in shared memory only adds), positions come
 // from ranks in a bitmap (atomicOr only sets bits), so no result depends on an order of arrival.
 #include <algorithm>
@@ -170,7 +171,10 @@ void moe_sort_scatter_launch(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buff
   const std::size_t smem = static_cast<std::size_t>(p.experts) * (8 * 4 + 4);
   // The chain's scatter also zeroes moe_buf: enough extra blocks for 4 vectors per thread.
   const std::uint64_t moe_units = static_cast<std::uint64_t>(p.tokens * p.buf_cols / 8);
-  const std::int64_t zero_blocks = fused ? 0 : static_cast<std::int64_t>(grid_for(static_cast<std::int64_t>(moe_units), kMxThreads * 4));
+  // The fused one zeroes sentinel scale rows instead: one thread per (row, 8-column group).
+  const std::int64_t zero_blocks =
+      fused ? static_cast<std::int64_t>(grid_for(moe_padding_duty_items(p), kMxThreads))
+            : static_cast<std::int64_t>(grid_for(static_cast<std::int64_t>(moe_units), kMxThreads * 4));
   const auto grid = static_cast<unsigned>(std::max<std::int64_t>({p.chunks(), zero_blocks, 1}));
   auto* s = static_cast<hipStream_t>(stream);
   const int tokens = static_cast<int>(p.tokens), topk = static_cast<int>(p.topk), experts = static_cast<int>(p.experts);
