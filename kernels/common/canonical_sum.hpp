@@ -1,5 +1,5 @@
 // The canonical fp32 sum of a row (semantics section 1): one order, fixed by the row length alone,
-// shared by every GPU kernel (block of 256 threads) and its CPU twin. First user: the RMSNorm sum of
+// shared by every GPU kernel (block of 128 threads) and its CPU twin. First user: the RMSNorm sum of
 // squares (F1); written for any per-element term.
 //
 // Order, for a row of n terms t_0 .. t_{n-1}:
@@ -12,11 +12,8 @@
 // The order depends on n only: never on block size, wave size or grid. An empty partial stays +0,
 // and +0 + x == x, so short rows (n < 2048) need no special case.
 //
-// On the GPU, thread t of a 256-thread block owns partial t: it accumulates chunks t, t + 256, ...
-// in increasing order, then calls canonical_block_sum(). The tree steps 128, 64 and 32 cross waves
-// (wave32) and go through shared memory; steps 16..1 are xor shuffles among lanes 0..31, which are
-// one wave on wave32 and wave64 alike (lane j reads lane j + h for j < h; fp32 + commutes, so the
-// butterfly's mirrored sums are the same values).
+// On the GPU a block of 128 threads takes a row: thread t owns partials t and t + 128, accumulates
+// each in increasing chunk order, then calls canonical_block_sum() (below).
 #pragma once
 
 #include <cstdint>
@@ -58,31 +55,36 @@ float canonical_row_sum(std::int64_t n, Term&& term) {
 
 namespace fb {
 
-// Shared memory the block sum needs: one word per partial plus the broadcast slot.
-inline constexpr int kCanonicalScratch = kCanonicalPartials + 1;
+// A block of 128 threads computes the sum: thread t holds partials t ("lo") and t + 128 ("hi"),
+// i.e. chunks t, t + 256, ... and t + 128, t + 384, ... Two partials per thread halve the fixed
+// per-row cost each thread pays (barriers, the finishing math) per element it owns.
+inline constexpr int kCanonicalThreads = kCanonicalPartials / 2;
+// Shared memory the block sum needs: one word per thread plus the broadcast slot.
+inline constexpr int kCanonicalScratch = kCanonicalThreads + 1;
 
-// Step 3 on the GPU: every thread of a 256-thread block passes its partial (thread t = partial t);
-// every thread gets the sum. `scratch` is __shared__ float[kCanonicalScratch]. It may be passed to
-// the next call without a barrier: the result slot is read after the last barrier, and the next
-// call overwrites it only after three barriers of its own.
-__device__ inline float canonical_block_sum(float partial, float* scratch) {
+// Step 3 on the GPU, then `finish(sum)` evaluated once (by thread 0) and broadcast to every
+// thread: per-row scalar math (a divide, a sqrt) is not repeated by all 128 threads. Tree step
+// h = 128 is lo + hi inside the thread; h = 64 and 32 cross waves through `scratch`
+// (__shared__ float[kCanonicalScratch]); h = 16..1 are xor shuffles among lanes 0..31, one wave on
+// wave32 and wave64 alike (lane j reads lane j + h for j < h; fp32 + commutes, so the butterfly's
+// mirrored sums are the same values). Safe to call again on the same scratch without a barrier in
+// between: the slot is read after this call's last barrier and rewritten only after the next
+// call's first two.
+template <class Finish>
+__device__ inline float canonical_block_sum(float lo, float hi, float* scratch, Finish&& finish) {
   const int t = threadIdx.x;
-  scratch[t] = partial;
-  __syncthreads();
-  // Cross-wave steps (h = 128, 64) through shared memory.
-  if (t < 128) scratch[t] = scratch[t] + scratch[t + 128];
+  scratch[t] = lo + hi;
   __syncthreads();
   if (t < 64) scratch[t] = scratch[t] + scratch[t + 64];
   __syncthreads();
   if (t < 32) {
-    // h = 32 from shared memory; h = 16..1 by shuffles inside lanes 0..31 (one wave everywhere).
     float v = scratch[t] + scratch[t + 32];
 #pragma unroll
     for (int h = 16; h > 0; h >>= 1) v = v + __uint_as_float(shfl_xor_u32(__float_as_uint(v), h));
-    if (t == 0) scratch[kCanonicalPartials] = v;
+    if (t == 0) scratch[kCanonicalThreads] = finish(v);
   }
   __syncthreads();
-  return scratch[kCanonicalPartials];
+  return scratch[kCanonicalThreads];
 }
 
 }  // namespace fb

@@ -62,4 +62,13 @@ __device__ inline unsigned shfl_xor_u32(unsigned v, int lane_mask) {
 #endif
 }
 
+// Lane `src` of this wave's value (every lane of the wave must take part).
+__device__ inline unsigned shfl_u32(unsigned v, int src) {
+#if defined(__HIPCC__)
+  return __shfl(v, src);
+#else
+  return __shfl_sync(0xFFFFFFFFu, v, src);
+#endif
+}
+
 }  // namespace fb

@@ -52,17 +52,42 @@ void with_row_threads(std::int64_t vectors, int per_thread, Fn&& fn) {
     fn(std::integral_constant<int, 256>{});
 }
 
-__device__ inline std::uint32_t bf16x8_abs_max_bits(const Bf16x8& v) {
-  return max_u32(max_u32(bf16x2_abs_max_bits(v.words.x), bf16x2_abs_max_bits(v.words.y)),
-                 max_u32(bf16x2_abs_max_bits(v.words.z), bf16x2_abs_max_bits(v.words.w)));
+// Per-half unsigned max of two pairs of 16-bit values (one instruction on NVIDIA).
+__device__ inline std::uint32_t max_u16x2(std::uint32_t a, std::uint32_t b) {
+#if defined(__CUDA_ARCH__)
+  return __vmaxu2(a, b);
+#else
+  const std::uint32_t lo = max_u32(a & 0xFFFFu, b & 0xFFFFu), hi = max_u32(a & 0xFFFF0000u, b & 0xFFFF0000u);
+  return hi | lo;
+#endif
 }
 
+// The amax bits (as fp32 bits, like bf16x2_abs_max_bits) of 8 bf16: |bf16| compare as unsigned
+// 16-bit integers, so the halves are maxed pairwise first and widened once.
+__device__ inline std::uint32_t bf16x8_abs_max_bits(const Bf16x8& v) {
+  constexpr std::uint32_t kAbs = 0x7FFF7FFFu;
+  const std::uint32_t m = max_u16x2(max_u16x2(v.words.x & kAbs, v.words.y & kAbs),
+                                    max_u16x2(v.words.z & kAbs, v.words.w & kAbs));
+  return max_u32(m << 16, m & 0xFFFF0000u);
+}
+
+// `inverse` must come from the amax of a set holding v (every caller's row or group). Then a
+// finite, nonzero inverse means a finite amax: no element is NaN or inf and no product is NaN, so
+// the encode can skip its NaN handling. Otherwise (NaN or inf in the set: inverse NaN or 0) the
+// full encode runs. The branch is uniform over the row or group.
 template <class Format>
 __device__ inline void quantize_store_bf16x8(const Bf16x8& v, float inverse, std::uint8_t* dst) {
   std::uint16_t pairs[4];
+  if (inverse > 0.0f && inverse < bits_float(0x7F800000u)) {
 #pragma unroll
-  for (int j = 0; j < 4; ++j)
-    pairs[j] = fp8x2_encode<Format>(bf16x8_element(v, 2 * j) * inverse, bf16x8_element(v, 2 * j + 1) * inverse);
+    for (int j = 0; j < 4; ++j)
+      pairs[j] =
+          fp8x2_encode_no_nan<Format>(bf16x8_element(v, 2 * j) * inverse, bf16x8_element(v, 2 * j + 1) * inverse);
+  } else {
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      pairs[j] = fp8x2_encode<Format>(bf16x8_element(v, 2 * j) * inverse, bf16x8_element(v, 2 * j + 1) * inverse);
+  }
   store_u16x4(dst, pairs);
 }
 
@@ -100,6 +125,43 @@ __device__ inline void quantize_group_chunk(const Fp8Outputs& d, std::int64_t ro
   quantize_store_bf16x8<Format>(y, scale.inverse, d.q + row * n + c * 8);
   if (threadIdx.x % 16 == 0)
     fp8_store_scale(d.scales, fp8_scale_index(row, c / 16, d.rows, n / kFp8GroupSize, d.layout), scale, d.format);
+}
+
+// The 1x128 epilogue of kChunks chunks per thread at once (chunk c[i] of row `row`, each group
+// owned by 16 aligned lanes as in quantize_group_chunk, for every i). A wave holds
+// G = warpSize / 16 groups side by side per i, so G * kChunks groups in all: they are dealt one
+// per lane (lane L takes group slot L % G of chunk index L / G), each scale is computed once, and
+// every lane takes its groups' inverses back by shuffles. Against quantize_group_chunk per chunk,
+// the scale math (a divide) runs once per wave instead of kChunks times. Every lane must call it.
+template <class Format, int kChunks>
+__device__ inline void quantize_group_chunks(const Fp8Outputs& d, std::int64_t row, std::int64_t n,
+                                             const int (&c)[kChunks], const bool (&in)[kChunks],
+                                             const Bf16x8 (&y)[kChunks]) {
+  static_assert(kChunks <= 16, "one group per lane: G * kChunks <= warpSize");
+  const int lane = static_cast<int>(threadIdx.x % warpSize);
+  const int per_wave = warpSize / 16;
+  const int job = lane / per_wave, job_slot = lane % per_wave;
+  std::uint32_t job_amax = 0;
+  int job_chunk = -1;  // the chunk of the job's group held by its first lane; -1: no group
+#pragma unroll
+  for (int i = 0; i < kChunks; ++i) {
+    const std::uint32_t amax = group16_max_u32(in[i] ? bf16x8_abs_max_bits(y[i]) : 0u);
+    const std::uint32_t a = shfl_u32(amax, job_slot * 16);
+    const int chunk = static_cast<int>(shfl_u32(static_cast<unsigned>(in[i] ? c[i] : -1), job_slot * 16));
+    if (job == i) {
+      job_amax = a;
+      job_chunk = chunk;
+    }
+  }
+  const Fp8Scale scale = fp8_scale_from_amax_bits(job_amax, Format::kFlavour, d.format);
+  if (job_chunk >= 0)
+    fp8_store_scale(d.scales, fp8_scale_index(row, job_chunk / 16, d.rows, n / kFp8GroupSize, d.layout), scale,
+                    d.format);
+#pragma unroll
+  for (int i = 0; i < kChunks; ++i) {
+    const float inverse = __uint_as_float(shfl_u32(__float_as_uint(scale.inverse), i * per_wave + lane / 16));
+    if (in[i]) quantize_store_bf16x8<Format>(y[i], inverse, d.q + row * n + c[i] * 8);
+  }
 }
 
 inline unsigned grid_for(std::int64_t work, std::int64_t per_block) {

@@ -1,11 +1,15 @@
 // Device-side RMSNorm row code shared by the plain norm kernel (chain) and the fused producers.
 //
-// One block of 256 threads per row. Thread t owns chunks t, t + 256, ... (8 elements each), which
-// is exactly partial t of the canonical sum (kernels/common/canonical_sum.hpp), so the sum of
-// squares needs no reordering. The first kCached chunks of each thread stay in registers as the
-// loaded bf16 words (x, residual, weight) between the sum and the output: rows up to
-// 256 * 8 * kCached = 8192 elements are read once. s = x + residual is recomputed from them after
-// the sum (the same fp32 add, the same value). Chunks past the cache are read again.
+// One block of 128 threads per row. Thread t owns chunks t + 128 i (8 elements each): the even i
+// are canonical partial t, the odd i partial t + 128 (kernels/common/canonical_sum.hpp), so the sum
+// of squares needs no reordering. 128 threads rather than 256 give each thread twice the elements
+// for the same per-row fixed cost (block reductions, barriers), which was a third of the fused
+// producer's instructions. The first kCached chunks of each thread stay in registers as the loaded
+// bf16 words (x, residual) between the sum and the output: rows up to 128 * 8 * kCached = 6144
+// elements are read once. s = x + residual is recomputed from them after the sum (the same fp32
+// add, the same value). The weight is read after the sum (an L1/L2 hit: every row reads the same
+// weight), which keeps it out of the registers held across the reduction. Chunks past the cache
+// are read again.
 #pragma once
 
 #include <type_traits>
@@ -17,8 +21,8 @@
 
 namespace fb {
 
-inline constexpr int kRmsnormThreads = kCanonicalPartials;  // one partial per thread
-inline constexpr int kRmsnormMaxCached = 4;
+inline constexpr int kRmsnormThreads = kCanonicalThreads;  // 128: two canonical partials per thread
+inline constexpr int kRmsnormMaxCached = 6;
 
 // What a row kernel reads and writes, outside the fp8 epilogue. Null out: no bf16 out.
 struct RmsnormArgs {
@@ -40,7 +44,7 @@ FB_HD std::int64_t rmsnorm_chunks(std::int64_t hidden) { return (hidden + 7) / 8
 
 // Template arguments of a row kernel from the problem: the access path (16-byte vectors when the
 // row length is a multiple of 8), the residual add, and the chunks each thread keeps in registers
-// (as many as it owns, at most kRmsnormMaxCached).
+// (as many as it owns, rounded up to 1, 2, 4 or kRmsnormMaxCached).
 template <class Fn>
 void with_rmsnorm_variant(const RmsnormFp8Params& p, Fn&& fn) {
   const std::int64_t per_thread = (rmsnorm_chunks(p.hidden) + kRmsnormThreads - 1) / kRmsnormThreads;
@@ -49,10 +53,10 @@ void with_rmsnorm_variant(const RmsnormFp8Params& p, Fn&& fn) {
       fn(vector, residual, std::integral_constant<int, 1>{});
     else if (per_thread == 2)
       fn(vector, residual, std::integral_constant<int, 2>{});
-    else if (per_thread == 3)
-      fn(vector, residual, std::integral_constant<int, 3>{});
-    else
+    else if (per_thread <= 4)
       fn(vector, residual, std::integral_constant<int, 4>{});
+    else
+      fn(vector, residual, std::integral_constant<int, kRmsnormMaxCached>{});
   };
   auto with_residual = [&](auto vector) {
     if (p.residual)
@@ -66,21 +70,25 @@ void with_rmsnorm_variant(const RmsnormFp8Params& p, Fn&& fn) {
     with_residual(std::false_type{});
 }
 
-// The loaded words of one chunk. `residual` is unused (and optimised away) without the residual.
+// The loaded activation words of one chunk. `residual` is unused (and optimised away) without the
+// residual.
 struct RmsnormChunk {
   Bf16x8 x;
   Bf16x8 residual;
-  Bf16x8 weight;
 };
 
 template <bool kVector, bool kResidual>
-__device__ inline RmsnormChunk rmsnorm_load(const RmsnormArgs& a, std::int64_t row, std::int64_t c) {
+__device__ inline RmsnormChunk rmsnorm_load(const RmsnormArgs& a, std::int64_t row, int c) {
   const std::int64_t base = row * a.hidden;
   RmsnormChunk k;
   k.x = load_chunk<kVector>(a.x + base, c, a.hidden);
   if constexpr (kResidual) k.residual = load_chunk<kVector>(a.residual + base, c, a.hidden);
-  k.weight = load_chunk<kVector>(a.weight, c, a.hidden);
   return k;
+}
+
+template <bool kVector>
+__device__ inline Bf16x8 rmsnorm_load_weight(const RmsnormArgs& a, int c) {
+  return load_chunk<kVector>(a.weight, c, a.hidden);
 }
 
 // s = f32(x) (+ f32(residual)): one fp32 add.
@@ -95,10 +103,10 @@ __device__ inline void rmsnorm_s(const RmsnormChunk& k, float (&s)[8]) {
   }
 }
 
-// Pass A for one chunk: residual_out, and its squares added to the thread's partial in order.
+// Pass A for one chunk: residual_out, and its squares added to its partial in order.
 template <bool kVector, bool kResidual>
-__device__ inline void rmsnorm_accumulate(const RmsnormArgs& a, std::int64_t row, std::int64_t c,
-                                          const RmsnormChunk& k, float& partial) {
+__device__ inline void rmsnorm_accumulate(const RmsnormArgs& a, std::int64_t row, int c, const RmsnormChunk& k,
+                                          float& partial) {
   float s[8];
   rmsnorm_s<kResidual>(k, s);
   if constexpr (kResidual)
@@ -108,38 +116,48 @@ __device__ inline void rmsnorm_accumulate(const RmsnormArgs& a, std::int64_t row
 }
 
 // Pass A: loads (the first kCached chunks into k[]), residual_out, the canonical sum of squares;
-// returns r, the same in every thread.
+// returns r, computed once per row and the same in every thread.
 template <bool kVector, bool kResidual, int kCached>
 __device__ inline float rmsnorm_pass_a(const RmsnormArgs& a, std::int64_t row, RmsnormChunk (&k)[kCached],
                                        float* scratch) {
-  const std::int64_t chunks = rmsnorm_chunks(a.hidden);
-  // Every load first: up to 3 * kCached independent 16-byte loads in flight. NOTE: the compiler
+  const int chunks = static_cast<int>(rmsnorm_chunks(a.hidden));
+  const int t = static_cast<int>(threadIdx.x);
+  // Every load first: up to 2 * kCached independent 16-byte loads in flight. NOTE: the compiler
   // cannot tell residual_out from the inputs, so a load placed after a store would wait for it.
 #pragma unroll
   for (int i = 0; i < kCached; ++i) {
-    const std::int64_t c = threadIdx.x + static_cast<std::int64_t>(i) * kRmsnormThreads;
+    const int c = t + i * kRmsnormThreads;
     if (c < chunks) k[i] = rmsnorm_load<kVector, kResidual>(a, row, c);
   }
-  float partial = 0.0f;
+  float lo = 0.0f, hi = 0.0f;  // partials t and t + 128: chunk t + 128 i goes to lo for even i
 #pragma unroll
   for (int i = 0; i < kCached; ++i) {
-    const std::int64_t c = threadIdx.x + static_cast<std::int64_t>(i) * kRmsnormThreads;
-    if (c < chunks) rmsnorm_accumulate<kVector, kResidual>(a, row, c, k[i], partial);
+    const int c = t + i * kRmsnormThreads;
+    if (c < chunks) rmsnorm_accumulate<kVector, kResidual>(a, row, c, k[i], i % 2 ? hi : lo);
   }
-  for (std::int64_t c = threadIdx.x + kCached * kRmsnormThreads; c < chunks; c += kRmsnormThreads)
-    rmsnorm_accumulate<kVector, kResidual>(a, row, c, rmsnorm_load<kVector, kResidual>(a, row, c), partial);
-  return rmsnorm_inverse_rms(canonical_block_sum(partial, scratch), a.hidden, a.eps);
+  for (int i = kCached, c = t + kCached * kRmsnormThreads; c < chunks; ++i, c += kRmsnormThreads)
+    rmsnorm_accumulate<kVector, kResidual>(a, row, c, rmsnorm_load<kVector, kResidual>(a, row, c), i % 2 ? hi : lo);
+  return canonical_block_sum(lo, hi, scratch,
+                             [&](float ss) { return rmsnorm_inverse_rms(ss, a.hidden, a.eps); });
 }
 
 // bf16(y) of one chunk: s again from the loaded words, then y = (s * r) * (offset + w).
 template <bool kVector, bool kResidual>
-__device__ inline Bf16x8 rmsnorm_chunk_y(const RmsnormArgs& a, std::int64_t c, const RmsnormChunk& k, float r) {
+__device__ inline Bf16x8 rmsnorm_chunk_y(const RmsnormArgs& a, int c, const RmsnormChunk& k, const Bf16x8& weight,
+                                         float r) {
   float s[8], w[8], y[8];
   rmsnorm_s<kResidual>(k, s);
-  widen(k.weight, w);
+  widen(weight, w);
 #pragma unroll
   for (int j = 0; j < 8; ++j) y[j] = rmsnorm_y(s[j], r, rmsnorm_weight_factor(w[j], a.weight_offset));
   return pack_bf16x8<kVector>(y, c, a.hidden);
+}
+
+// The same for a chunk past the register cache: everything read again.
+template <bool kVector, bool kResidual>
+__device__ inline Bf16x8 rmsnorm_reload_y(const RmsnormArgs& a, std::int64_t row, int c, float r) {
+  return rmsnorm_chunk_y<kVector, kResidual>(a, c, rmsnorm_load<kVector, kResidual>(a, row, c),
+                                             rmsnorm_load_weight<kVector>(a, c), r);
 }
 
 }  // namespace fb

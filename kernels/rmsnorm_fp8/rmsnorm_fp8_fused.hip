@@ -8,8 +8,9 @@
 // per token:  after pass A (rmsnorm_fp8_device.hpp) each thread forms bf16(y) of its chunks in
 //             registers, the block takes the row's amax (exact, order-free max), then quantizes.
 // per 1x128:  a 128-element group is 16 chunks owned by 16 consecutive, 16-aligned threads
-//             (chunk c = t + 256k, group c / 16), so the group's amax is a 16-lane xor-shuffle max,
-//             the same on wave32 and wave64; each group is quantized as soon as its max is known.
+//             (chunk c = t + 128i, group c / 16), so the group's amax is a 16-lane xor-shuffle max,
+//             the same on wave32 and wave64; the register-held chunks' scales are computed once
+//             per group (quantize_group_chunks), the rest group by group.
 #include "kernels/common/block_reduce.hpp"
 #include "kernels/common/gpu_check.hpp"
 #include "kernels/fp8_quant/fp8_quant_device.hpp"
@@ -24,27 +25,34 @@ __global__ __launch_bounds__(kRmsnormThreads) void rmsnorm_fp8_token_kernel(Rmsn
   __shared__ std::uint32_t max_scratch[kRmsnormThreads / 32];
   const std::int64_t row = blockIdx.x;
   const std::int64_t n = a.hidden;
-  const std::int64_t chunks = rmsnorm_chunks(n);
+  const int chunks = static_cast<int>(rmsnorm_chunks(n));
+  const int t = static_cast<int>(threadIdx.x);
   std::uint8_t* q_row = d.q + row * n;
 
   RmsnormChunk k[kCached];
   const float r = rmsnorm_pass_a<kVector, kResidual, kCached>(a, row, k, sum_scratch);
 
-  // Pass B: bf16(y) into registers (and out), the row's amax.
+  // Pass B: bf16(y) into registers (and out), the row's amax. The weight loads go out together.
+  Bf16x8 w[kCached];
+#pragma unroll
+  for (int i = 0; i < kCached; ++i) {
+    const int c = t + i * kRmsnormThreads;
+    if (c < chunks) w[i] = rmsnorm_load_weight<kVector>(a, c);
+  }
   Bf16x8 y[kCached];
   std::uint32_t amax = 0;
 #pragma unroll
   for (int i = 0; i < kCached; ++i) {
-    const std::int64_t c = threadIdx.x + static_cast<std::int64_t>(i) * kRmsnormThreads;
+    const int c = t + i * kRmsnormThreads;
     y[i] = zero_bf16x8();
     if (c < chunks) {
-      y[i] = rmsnorm_chunk_y<kVector, kResidual>(a, c, k[i], r);
+      y[i] = rmsnorm_chunk_y<kVector, kResidual>(a, c, k[i], w[i], r);
       if (a.out) store_chunk_bf16<kVector>(a.out + row * n, c, n, y[i]);
       amax = max_u32(amax, bf16x8_abs_max_bits(y[i]));
     }
   }
-  for (std::int64_t c = threadIdx.x + kCached * kRmsnormThreads; c < chunks; c += kRmsnormThreads) {
-    const Bf16x8 v = rmsnorm_chunk_y<kVector, kResidual>(a, c, rmsnorm_load<kVector, kResidual>(a, row, c), r);
+  for (int c = t + kCached * kRmsnormThreads; c < chunks; c += kRmsnormThreads) {
+    const Bf16x8 v = rmsnorm_reload_y<kVector, kResidual>(a, row, c, r);
     if (a.out) store_chunk_bf16<kVector>(a.out + row * n, c, n, v);
     amax = max_u32(amax, bf16x8_abs_max_bits(v));
   }
@@ -54,14 +62,12 @@ __global__ __launch_bounds__(kRmsnormThreads) void rmsnorm_fp8_token_kernel(Rmsn
   // Pass C: quantize from registers (recompute past the cache).
 #pragma unroll
   for (int i = 0; i < kCached; ++i) {
-    const std::int64_t c = threadIdx.x + static_cast<std::int64_t>(i) * kRmsnormThreads;
+    const int c = t + i * kRmsnormThreads;
     if (c < chunks) store_chunk_fp8<Format, kVector>(q_row, c, n, y[i], scale.inverse);
   }
-  for (std::int64_t c = threadIdx.x + kCached * kRmsnormThreads; c < chunks; c += kRmsnormThreads) {
-    const Bf16x8 v = rmsnorm_chunk_y<kVector, kResidual>(a, c, rmsnorm_load<kVector, kResidual>(a, row, c), r);
-    store_chunk_fp8<Format, kVector>(q_row, c, n, v, scale.inverse);
-  }
-  if (threadIdx.x == 0) fp8_store_scale(d.scales, row, scale, d.format);
+  for (int c = t + kCached * kRmsnormThreads; c < chunks; c += kRmsnormThreads)
+    store_chunk_fp8<Format, kVector>(q_row, c, n, rmsnorm_reload_y<kVector, kResidual>(a, row, c, r), scale.inverse);
+  if (t == 0) fp8_store_scale(d.scales, row, scale, d.format);
 }
 
 // hidden is a multiple of 128: every chunk is a full vector (kVector is always true here).
@@ -70,31 +76,41 @@ __global__ __launch_bounds__(kRmsnormThreads) void rmsnorm_fp8_group_kernel(Rmsn
   __shared__ float sum_scratch[kCanonicalScratch];
   const std::int64_t row = blockIdx.x;
   const std::int64_t n = a.hidden;
-  const std::int64_t chunks = n / 8;
+  const int chunks = static_cast<int>(n / 8);
+  const int t = static_cast<int>(threadIdx.x);
 
   RmsnormChunk k[kCached];
   const float r = rmsnorm_pass_a<true, kResidual, kCached>(a, row, k, sum_scratch);
-
-  // NOTE: chunks is a multiple of 16, so the 16 lanes of a group are in or out together.
+  Bf16x8 w[kCached];
 #pragma unroll
   for (int i = 0; i < kCached; ++i) {
-    const std::int64_t c = threadIdx.x + static_cast<std::int64_t>(i) * kRmsnormThreads;
-    const bool in = c < chunks;
-    Bf16x8 y = zero_bf16x8();
-    if (in) {
-      y = rmsnorm_chunk_y<true, kResidual>(a, c, k[i], r);
-      if (a.out) store_chunk_bf16<true>(a.out + row * n, c, n, y);
-    }
-    quantize_group_chunk<Format>(d, row, c, n, in, y);
+    const int c = t + i * kRmsnormThreads;
+    if (c < chunks) w[i] = rmsnorm_load_weight<true>(a, c);
   }
+
+  // NOTE: chunks is a multiple of 16, so the 16 lanes of a group are in or out together.
+  int c[kCached];
+  bool in[kCached];
+  Bf16x8 y[kCached];
+#pragma unroll
+  for (int i = 0; i < kCached; ++i) {
+    c[i] = t + i * kRmsnormThreads;
+    in[i] = c[i] < chunks;
+    y[i] = zero_bf16x8();
+    if (in[i]) {
+      y[i] = rmsnorm_chunk_y<true, kResidual>(a, c[i], k[i], w[i], r);
+      if (a.out) store_chunk_bf16<true>(a.out + row * n, c[i], n, y[i]);
+    }
+  }
+  quantize_group_chunks<Format>(d, row, n, c, in, y);
   // Past the register cache: the same with re-read chunks; the trip count is uniform in the block.
-  const std::int64_t rounds = (chunks + kRmsnormThreads - 1) / kRmsnormThreads;
-  for (std::int64_t i = kCached; i < rounds; ++i) {
-    const std::int64_t c = threadIdx.x + i * kRmsnormThreads;
+  const int rounds = (chunks + kRmsnormThreads - 1) / kRmsnormThreads;
+  for (int i = kCached; i < rounds; ++i) {
+    const int c = t + i * kRmsnormThreads;
     const bool in = c < chunks;
     Bf16x8 y = zero_bf16x8();
     if (in) {
-      y = rmsnorm_chunk_y<true, kResidual>(a, c, rmsnorm_load<true, kResidual>(a, row, c), r);
+      y = rmsnorm_reload_y<true, kResidual>(a, row, c, r);
       if (a.out) store_chunk_bf16<true>(a.out + row * n, c, n, y);
     }
     quantize_group_chunk<Format>(d, row, c, n, in, y);

@@ -85,6 +85,20 @@ FB_HD std::uint16_t fp8x2_encode(float lo, float hi) {
   return static_cast<std::uint16_t>(fp8_encode<Format>(lo) | (fp8_encode<Format>(hi) << 8));
 }
 
+// fp8x2_encode for inputs that are not NaN (the caller knows it): the hardware path needs no sign
+// fix-up then, two instructions fewer per element.
+template <class Format>
+FB_HD std::uint16_t fp8x2_encode_no_nan(float lo, float hi) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  if constexpr (Format::kFlavour == Fp8Flavour::e4m3fn) {
+    unsigned short r;
+    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
+    return r;
+  }
+#endif
+  return fp8x2_encode<Format>(lo, hi);
+}
+
 template <class Format>
 FB_HD float fp8_decode(std::uint8_t c) {
   const std::uint32_t sign = static_cast<std::uint32_t>(c & 0x80u) << 24;
