@@ -3,8 +3,9 @@
 //               z = fl32(1.702f * g); sig = 1 / (1 + exp(-z))  project exp, IEEE add and divide
 //               out = bf16((g * sig) * (u + 1))                  three fp32 roundings, then bf16
 //   silu        out = bf16((gate * sigmoid(gate)) * up)
-// sigmoid is fb::exact_sigmoid (reference/math/exact_exp.hpp): never expf or __expf. Where exp(-z)
-// overflows fp32 (z < -88.72), 1 + exp(-z) is +inf and sigmoid is exactly 0.
+// sigmoid is fb::exact_sigmoid (reference/math/exact_exp.hpp; for swiglu_oai its bitwise-equal
+// variant for z <= 104): never expf or __expf. Where exp(-z) overflows fp32 (z < -88.72),
+// 1 + exp(-z) is +inf and sigmoid is exactly 0.
 #pragma once
 
 #include "reference/codecs/host_device.hpp"
@@ -25,7 +26,8 @@ FB_HD float swiglu_oai_up(float up) {
 FB_HD float swiglu_oai_value(float gate, float up) {
   const float g = swiglu_oai_gate(gate);
   const float u = swiglu_oai_up(up);
-  return (g * exact_sigmoid(kSwigluOaiAlpha * g)) * (u + 1.0f);
+  // g <= 7, so z <= 11.92: the sigmoid without exp's (then dead) lower clamp, same bits.
+  return (g * exact_sigmoid_z_at_most_104(kSwigluOaiAlpha * g)) * (u + 1.0f);
 }
 
 FB_HD float silu_mul_value(float gate, float up) { return (gate * exact_sigmoid(gate)) * up; }
