@@ -10,9 +10,9 @@
 //             (8 rows per 256-thread block at d = 768, 2 at d = 3072: enough rows in flight per SM);
 //             bf16(out) stays in registers (longer rows recompute the rest) while the row's threads
 //             take its amax (grouped_max_u32), then it is quantized.
-// per 1x128:  flat over all chunks, 4 per thread, all loads issued first; the 16 lanes of an aligned
-//             lane group own one 128-column group (d is a multiple of 128), so its amax is a 16-lane
-//             xor-shuffle max, the same on wave32 and wave64.
+// per 1x128:  a block is 16 rows x one 128-column group (d is a multiple of 128), 4 rows per thread,
+//             all loads issued first; the 16 lanes of an aligned lane group own one group of one row,
+//             so its amax is a 16-lane xor-shuffle max, the same on wave32 and wave64.
 #include "kernels/common/block_reduce.hpp"
 #include "kernels/common/gpu_check.hpp"
 #include "kernels/fp8_quant/fp8_quant_device.hpp"
@@ -79,32 +79,36 @@ __global__ __launch_bounds__(kTokenBlock) void swiglu_fp8_token_kernel(const std
   if (t == 0) fp8_store_scale(dst.scales, row, scale, dst.format);
 }
 
+// Block = 16 rows x one 128-column group (16 chunks, one per lane of an aligned 16-lane group);
+// each thread takes rows r, r + 16, r + 32, r + 48 of its 64-row tile. Row and chunk come from the
+// block and thread ids (no 64-bit divide per chunk). blockIdx.x is the column group, so blocks in
+// flight cover whole rows; tiles past gridDim.y's limit are taken by a stride loop.
 template <class Format, bool kOai>
 __global__ __launch_bounds__(kGroupThreads) void swiglu_fp8_group_kernel(const std::uint16_t* gate_up,
                                                                          std::uint16_t* out, Fp8Outputs dst,
                                                                          std::int64_t d) {
-  const std::int64_t per_row = d / 8;
-  const std::int64_t total = dst.rows * per_row;
-  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * (kGroupThreads * kGroupUnroll) + threadIdx.x;
-  GateUpChunk in[kGroupUnroll];
+  constexpr int kTileRows = kGroupThreads / 16 * kGroupUnroll;
+  const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * 16 + threadIdx.x % 16;
+  for (std::int64_t tile = blockIdx.y; tile * kTileRows < dst.rows; tile += gridDim.y) {
+    const std::int64_t first = tile * kTileRows + threadIdx.x / 16;
+    GateUpChunk in[kGroupUnroll];
 #pragma unroll
-  for (int u = 0; u < kGroupUnroll; ++u) {
-    const std::int64_t v = first + u * kGroupThreads;
-    if (v < total) in[u] = load_gate_up<true>(gate_up, v / per_row, v % per_row, d);
-  }
-#pragma unroll
-  for (int u = 0; u < kGroupUnroll; ++u) {
-    const std::int64_t v = first + u * kGroupThreads;
-    // NOTE: total is a multiple of 16, so the 16 lanes of a group are in or out together, and all
-    // of them take part in the shuffle.
-    const bool valid = v < total;
-    const std::int64_t row = v / per_row, c = v % per_row;
-    Bf16x8 y = zero_bf16x8();
-    if (valid) {
-      y = swiglu_chunk<kOai, true>(in[u], c, d);
-      if (out) store_chunk_bf16<true>(out + row * d, c, d, y);
+    for (int u = 0; u < kGroupUnroll; ++u) {
+      const std::int64_t row = first + u * (kGroupThreads / 16);
+      if (row < dst.rows) in[u] = load_gate_up<true>(gate_up, row, c, d);
     }
-    quantize_group_chunk<Format>(dst, row, c, d, valid, y);
+#pragma unroll
+    for (int u = 0; u < kGroupUnroll; ++u) {
+      const std::int64_t row = first + u * (kGroupThreads / 16);
+      // The 16 lanes of a group share the row, so they are in or out together (the shuffle).
+      const bool valid = row < dst.rows;
+      Bf16x8 y = zero_bf16x8();
+      if (valid) {
+        y = swiglu_chunk<kOai, true>(in[u], c, d);
+        if (out) store_chunk_bf16<true>(out + row * d, c, d, y);
+      }
+      quantize_group_chunk<Format>(dst, row, c, d, valid, y);
+    }
   }
 }
 
@@ -125,9 +129,9 @@ void swiglu_fp8_fused_launch(const SwigluFp8Params& p, const SwigluFp8Buffers& b
               <<<grid_for(p.rows, kTokenBlock / kRowThreads), kTokenBlock, 0, s>>>(b.gate_up, out, dst, p.d);
         });
       } else if constexpr (decltype(vector)::value) {  // per 1x128: d is a multiple of 128
-        swiglu_fp8_group_kernel<Format, kOai>
-            <<<grid_for(p.rows * p.d / 8, kGroupThreads * kGroupUnroll), kGroupThreads, 0, s>>>(b.gate_up, out, dst,
-                                                                                                p.d);
+        const unsigned tiles = grid_for(p.rows, kGroupThreads / 16 * kGroupUnroll);
+        const dim3 grid(static_cast<unsigned>(p.d / kFp8GroupSize), tiles < 65535u ? tiles : 65535u);
+        swiglu_fp8_group_kernel<Format, kOai><<<grid, kGroupThreads, 0, s>>>(b.gate_up, out, dst, p.d);
       }
     });
   });
