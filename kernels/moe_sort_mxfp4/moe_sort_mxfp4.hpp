@@ -57,7 +57,7 @@ struct MoeSortMxfp4Params {
   std::int64_t max_blocks() const { return (max_entries() + block - 1) / block; }
   std::int64_t scale_rows() const { return (max_entries() + 31) / 32 * 32; }
   std::int64_t chunks() const { return (tokens + kSortChunkTokens - 1) / kSortChunkTokens; }
-  // Rows per quant tile: about 32 KiB of x, and at most kPositionCache sorted positions.
+  // Rows per quant tile of the one-launch kernel: about 32 KiB of x, at most kPositionCache sorted positions.
   std::int64_t tile_rows() const;
   std::int64_t tiles() const { return (rows() + tile_rows() - 1) / tile_rows(); }
   std::int64_t one_launch_smem_bytes() const;
@@ -87,12 +87,11 @@ struct MoeSortMxfp4Buffers {
   std::uint16_t* moe_buf = nullptr;            // bf16 [T][D], zeroed
   std::uint8_t* xq = nullptr;                  // e2m1x2 [rows][K/2]
   std::uint8_t* scales = nullptr;              // e8m0 [scale_rows][scale_cols_pad], swizzled
-  // Workspace (see moe_sort_mxfp4_workspace): multi-phase sort tables, the fused scatter's
-  // pair -> position map, the chain's per-row scales.
+  // Workspace (MoeSortMxfp4Instance::workspace) of the chain and the four-launch path: the
+  // multi-phase sort tables and the per-row scales.
   std::int32_t* chunk_counts = nullptr;        // [chunks][E]: counts, then exclusive offsets
   std::int32_t* expert_info = nullptr;         // MoeExpertInfoLayout
-  std::int32_t* pair_pos = nullptr;            // [T*k], four-launch path
-  std::uint8_t* row_scales = nullptr;          // [rows][K/32], chain
+  std::uint8_t* row_scales = nullptr;          // [rows][K/32]
 };
 
 // The fused role's implementation for these params (the dispatcher of semantics section 3).
@@ -111,9 +110,10 @@ void moe_sort_mxfp4_chain_emu(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buf
 // Pieces, in launch order.
 void moe_sort_count_emu(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b);
 void moe_sort_scan_emu(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b);
-void moe_sort_scatter_emu(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b, bool fused);
+void moe_sort_scatter_emu(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b, bool zero_moe_buf);
 void mxfp4_quant_rows_emu(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b);
 void mxfp4_scale_sort_emu(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b);
+void mxfp4_scale_gather_emu(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b);
 void moe_sort_quant_emu(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b);
 void moe_sort_quant_large_emu(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b);
 
@@ -122,7 +122,8 @@ void moe_sort_mxfp4_fused_launch(const MoeSortMxfp4Params& p, const MoeSortMxfp4
 void moe_sort_mxfp4_chain_launch(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b, void* stream);
 void moe_sort_count_launch(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b, void* stream);
 void moe_sort_scan_launch(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b, void* stream);
-void moe_sort_scatter_launch(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b, bool fused, void* stream);
+void moe_sort_scatter_launch(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b, bool zero_moe_buf,
+                             void* stream);
 void mxfp4_quant_rows_launch(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b, void* stream);
 void mxfp4_scale_sort_launch(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b, void* stream);
 void moe_sort_quant_launch(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b, void* stream);

@@ -2,8 +2,9 @@
 //
 //   moe_sort_mxfp4/stage1   rows = tokens          (the stage-1 GEMM's activations, K = hidden)
 //   moe_sort_mxfp4/stage2   rows = token*k + slot  (the stage-2 GEMM's activations, K = intermediate)
-// fused: moe_sort_quant (one launch, T <= 1024), moe_sort_quant_large (four launches), or the chain
-// where 32-bit offsets would overflow. chain: sort (3 launches) -> quant rows -> scale sort.
+// fused: moe_sort_quant (one launch, T <= 1024), moe_sort_quant_large (four launches: count + quant
+// rows + moe_buf zero, scan, scatter, word-wise scale gather), or the chain where 32-bit offsets
+// would overflow. chain: sort (3 launches) -> quant rows -> scale sort.
 // Claim: bitwise over the compared region. fp64 bounds: reference/moe_sort_mxfp4_ref.hpp.
 #include <fmt/format.h>
 
@@ -51,13 +52,10 @@ class MoeSortMxfp4Instance final : public CaseInstance {
   std::vector<TensorSpec> workspace(Role role) const override {
     const MoeSortQuantPath path = role == Role::chain ? MoeSortQuantPath::chain : moe_sort_quant_path(p_);
     if (path == MoeSortQuantPath::one_launch) return {};
-    std::vector<TensorSpec> v{{"chunk_counts", DType::i32, {{"chunks", p_.chunks()}, {"E", p_.experts}}},
-                              {"expert_info", DType::i32, {{"words", MoeExpertInfoLayout{p_.experts}.words()}}}};
-    if (path == MoeSortQuantPath::four_launch)
-      v.push_back({"pair_pos", DType::i32, {{"pairs", p_.pairs()}}});
-    else
-      v.push_back({"row_scales", DType::u8, {{"rows", p_.rows()}, {"K/32", p_.scale_cols()}}});
-    return v;
+    // The chain and the four-launch path: multi-phase sort tables and per-row scales.
+    return {{"chunk_counts", DType::i32, {{"chunks", p_.chunks()}, {"E", p_.experts}}},
+            {"expert_info", DType::i32, {{"words", MoeExpertInfoLayout{p_.experts}.words()}}},
+            {"row_scales", DType::u8, {{"rows", p_.rows()}, {"K/32", p_.scale_cols()}}}};
   }
 
   void generate(std::uint64_t seed, HostTensors& in) const override {
@@ -92,10 +90,7 @@ class MoeSortMxfp4Instance final : public CaseInstance {
     if (!ws.items.empty()) {
       b.chunk_counts = ws.get<std::int32_t>(0);
       b.expert_info = ws.get<std::int32_t>(1);
-      if (role == Role::fused && moe_sort_quant_path(p_) == MoeSortQuantPath::four_launch)
-        b.pair_pos = ws.get<std::int32_t>(2);
-      else
-        b.row_scales = ws.get<std::uint8_t>(2);
+      b.row_scales = ws.get<std::uint8_t>(2);
     }
     run_role(role, ctx, p_, b, &moe_sort_mxfp4_fused_emu, &moe_sort_mxfp4_chain_emu,
              FB_GPU_LAUNCHER(moe_sort_mxfp4_fused_launch), FB_GPU_LAUNCHER(moe_sort_mxfp4_chain_launch));
@@ -126,8 +121,10 @@ class MoeSortMxfp4Instance final : public CaseInstance {
     const std::int64_t read = pairs * 8 + rows * p_.cols * 2 + (p_.masked ? p_.experts * 4 : 0);
     const std::int64_t write = pairs * 8 + (pairs + p_.block - 1) / p_.block * 4 + 8 + p_.tokens * p_.buf_cols * 2 +
                                rows * p_.cols / 2 + pairs * p_.scale_cols();
-    if (role == Role::fused) return {read, write};
-    // The chain also writes and re-reads per-row scales, and its scale sort re-reads the sorted ids.
+    const MoeSortQuantPath path = role == Role::chain ? MoeSortQuantPath::chain : moe_sort_quant_path(p_);
+    if (path == MoeSortQuantPath::one_launch) return {read, write};
+    // The chain and the four-launch path also write and re-read per-row scales, and their scale
+    // sort (gather) re-reads the sorted ids: the same bytes, in one launch fewer for the fused role.
     const std::int64_t row_scales = rows * p_.scale_cols();
     return {read + row_scales + pairs * 4, write + row_scales};
   }

@@ -15,24 +15,7 @@ namespace {
 template <MxScaleRule kRule, Fp4Rounding kRounding>
 __global__ __launch_bounds__(kMxThreads) void mxfp4_quant_rows_kernel(const std::uint16_t* x, std::uint8_t* xq,
                                                                       std::uint8_t* row_scales, std::int64_t vectors) {
-  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * kMxRound + threadIdx.x;
-  Bf16x8 v[kMxUnroll];
-#pragma unroll
-  for (int u = 0; u < kMxUnroll; ++u) {
-    const std::int64_t i = first + u * kMxThreads;
-    v[u] = i < vectors ? load_bf16x8(x + i * 8) : Bf16x8{make_uint4(0, 0, 0, 0)};
-  }
-#pragma unroll
-  for (int u = 0; u < kMxUnroll; ++u) {
-    const std::int64_t i = first + u * kMxThreads;
-    const std::uint32_t amax = group4_max_u32(bf16x8_abs_max_bits(v[u]));  // all lanes take part
-    if (i >= vectors) continue;
-    const std::uint8_t s = mx_scale_byte(amax, kRule);
-    *reinterpret_cast<std::uint32_t*>(xq + i * 4) =
-        mx_quantize_bf16x8(v[u].words.x, v[u].words.y, v[u].words.z, v[u].words.w, e8m0_inverse(s), kRounding);
-    // Block index = i / 4 = row * K/32 + y: the per-row scales are [rows][K/32], row-major.
-    if (threadIdx.x % 4 == 0) row_scales[i / 4] = s;
-  }
+  mx_quant_rows_block<kRule, kRounding, std::int64_t>(x, xq, row_scales, vectors, blockIdx.x);
 }
 
 __global__ __launch_bounds__(kMxThreads) void mxfp4_scale_sort_kernel(
@@ -77,7 +60,7 @@ void mxfp4_scale_sort_launch(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buff
 void moe_sort_mxfp4_chain_launch(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b, void* stream) {
   moe_sort_count_launch(p, b, stream);
   moe_sort_scan_launch(p, b, stream);
-  moe_sort_scatter_launch(p, b, false, stream);
+  moe_sort_scatter_launch(p, b, true, stream);  // with moe_buf zeroing
   mxfp4_quant_rows_launch(p, b, stream);
   mxfp4_scale_sort_launch(p, b, stream);
 }

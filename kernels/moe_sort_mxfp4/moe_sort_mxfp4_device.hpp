@@ -1,6 +1,7 @@
 // Device pieces shared by F5's kernels (fused one-launch, fused four-launch, chain): option
-// dispatch, a block-wide exclusive scan, ranks in a token bitmap, the MXFP4 quant of a row tile,
-// and the grid-strided duties (sentinels, zero scale rows, moe_buf zeroing).
+// dispatch, a block-wide exclusive scan, ranks in a token bitmap, the per-chunk count and the
+// row-order quant block bodies, the MXFP4 quant of a row tile with scales at sorted positions, and
+// the grid-strided duties (sentinels, zero scale rows, moe_buf zeroing).
 // NOTE: every reduction here is an integer max, popcount or sum: exact and order-free, so neither
 // the wave width (32 or 64) nor the grid can change a bit. Lanes cooperate only in aligned groups
 // of 4 (one 32-element MX block = 4 lanes x 8 bf16), which exist on wave32 and wave64 alike.
@@ -76,6 +77,52 @@ __device__ inline int rank_below(const std::uint32_t* words, int index) {
   int r = 0;
   for (int w = 0; w < index / 32; ++w) r += __popc(words[w]);
   return r + __popc(words[index / 32] & ((1u << (index % 32)) - 1u));
+}
+
+// ---- block bodies shared by several kernels ----
+
+// Pairs per expert in 256-token chunk `chunk` (moe_sort_count_kernel, and the first launch of
+// moe_sort_quant_large). counts: [E] ints of shared memory. Integer sums: arrival order is irrelevant.
+__device__ inline void moe_sort_count_block(const std::int32_t* ids, const std::int32_t* mask,
+                                            std::int32_t* chunk_counts, int tokens, int topk, int experts, int chunk,
+                                            std::int32_t* counts) {
+  constexpr int kChunk = static_cast<int>(kSortChunkTokens);
+  for (int e = threadIdx.x; e < experts; e += kMxThreads) counts[e] = 0;
+  __syncthreads();
+  const int t0 = chunk * kChunk, n = min(kChunk, tokens - t0) * topk;
+  for (int i = threadIdx.x; i < n; i += kMxThreads) {
+    const std::int32_t e = ids[t0 * topk + i];
+    if (moe_expert_routed(e, experts, mask)) atomicAdd(&counts[e], 1);
+  }
+  __syncthreads();
+  for (int e = threadIdx.x; e < experts; e += kMxThreads) chunk_counts[chunk * experts + e] = counts[e];
+}
+
+// One block of row-order MXFP4 quant (mxfp4_quant_rows_kernel, and the first launch of
+// moe_sort_quant_large): vectors [block * kMxRound, (block + 1) * kMxRound) of x, 8 bf16 each; e2m1
+// bytes in row order and per-row scales [rows][K/32]. Index: int64 (chain) or uint32 (fused,
+// where the dispatcher keeps rows * K below 2^31).
+template <MxScaleRule kRule, Fp4Rounding kRounding, class Index>
+__device__ inline void mx_quant_rows_block(const std::uint16_t* x, std::uint8_t* xq, std::uint8_t* row_scales,
+                                           Index vectors, Index block) {
+  const Index first = block * kMxRound + threadIdx.x;
+  Bf16x8 v[kMxUnroll];
+#pragma unroll
+  for (int u = 0; u < kMxUnroll; ++u) {
+    const Index i = first + u * kMxThreads;
+    v[u] = i < vectors ? load_bf16x8(x + i * 8) : Bf16x8{make_uint4(0, 0, 0, 0)};
+  }
+#pragma unroll
+  for (int u = 0; u < kMxUnroll; ++u) {
+    const Index i = first + u * kMxThreads;
+    const std::uint32_t amax = group4_max_u32(bf16x8_abs_max_bits(v[u]));  // all lanes take part
+    if (i >= vectors) continue;
+    const std::uint8_t s = mx_scale_byte(amax, kRule);
+    *reinterpret_cast<std::uint32_t*>(xq + i * 4) =
+        mx_quantize_bf16x8(v[u].words.x, v[u].words.y, v[u].words.z, v[u].words.w, e8m0_inverse(s), kRounding);
+    // Block index = i / 4 = row * K/32 + y: the per-row scales are [rows][K/32], row-major.
+    if (threadIdx.x % 4 == 0) row_scales[i / 4] = s;
+  }
 }
 
 // ---- MXFP4 quant of a tile of whole rows [row0, row0 + rows), K = 8 * vectors_per_row ----

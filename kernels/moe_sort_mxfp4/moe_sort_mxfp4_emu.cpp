@@ -3,8 +3,8 @@
 //   chain        count -> scan -> scatter (+ moe_buf zero) -> quant rows (per-row scales)
 //                -> scale sort (sorted ids + per-row scales -> swizzled bytes)
 //   one launch   bitmap sort; each row quantized once, its scales stored at its sorted positions
-//   four launch  count -> scan -> scatter (+ pair -> position map, zero scale rows)
-//                -> quant (scales at sorted positions) + moe_buf zero
+//   four launch  count + quant rows (per-row scales) + moe_buf zero -> scan -> scatter
+//                -> word-wise gather (per-row scales -> swizzled words, by (row pair, 8-column group))
 // A 32-element block's scale is a function of its 32 inputs only, so where the scale is computed
 // (per row, then moved; or at the sorted position directly) cannot change a bit.
 #include <cstring>
@@ -88,6 +88,29 @@ void mxfp4_scale_sort_emu(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers
   }
 }
 
+void mxfp4_scale_gather_emu(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b) {
+  const std::int64_t valid = b.num_valid_ids[0], groups = p.scale_cols_pad() / 8;
+  const std::int64_t slots = (valid + 31) / 32 * groups;  // 256-byte slots of the written tiles
+  const auto group_of = [&](std::int64_t pos, std::int64_t group) -> std::uint64_t {
+    if (pos >= valid) return 0;
+    const std::int32_t entry = b.sorted_token_ids[pos];
+    if (moe_entry_token(entry) >= p.tokens) return 0;  // sentinel
+    return mx_row_scale_group(b.row_scales + mx_source_row(entry, p.topk, p.stage) * p.scale_cols(), p.scale_cols(),
+                              group);
+  };
+#pragma omp parallel for schedule(static) if (slots * 256 >= kParallelWork)
+  for (std::int64_t q = 0; q < slots; ++q) {
+    const std::int64_t tile = q / groups, group = q % groups;
+    for (std::int64_t i = 0; i < 16; ++i) {
+      const std::uint64_t lo = group_of(tile * 32 + i, group), hi = group_of(tile * 32 + i + 16, group);
+      for (int c = 0; c < 4; ++c) {
+        const std::uint32_t word = mx_scale_word(lo, hi, c);
+        std::memcpy(b.scales + q * 256 + c * 64 + i * 4, &word, 4);  // little-endian, as on the device
+      }
+    }
+  }
+}
+
 void moe_sort_quant_emu(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b) {
   const std::vector<std::int32_t> pair_pos = moe_sort_one_launch_emu(p, b);
   quant_rows_to_sorted(p, b, pair_pos.data());
@@ -95,17 +118,18 @@ void moe_sort_quant_emu(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& 
 }
 
 void moe_sort_quant_large_emu(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b) {
-  moe_sort_count_emu(p, b);
-  moe_sort_scan_emu(p, b);
-  moe_sort_scatter_emu(p, b, true);
-  quant_rows_to_sorted(p, b, b.pair_pos);
+  moe_sort_count_emu(p, b);  // launch 1: three block families, independent outputs
+  mxfp4_quant_rows_emu(p, b);
   moe_buf_zero_emu(p, b);
+  moe_sort_scan_emu(p, b);
+  moe_sort_scatter_emu(p, b, false);
+  mxfp4_scale_gather_emu(p, b);
 }
 
 void moe_sort_mxfp4_chain_emu(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b) {
   moe_sort_count_emu(p, b);
   moe_sort_scan_emu(p, b);
-  moe_sort_scatter_emu(p, b, false);
+  moe_sort_scatter_emu(p, b, true);
   mxfp4_quant_rows_emu(p, b);
   mxfp4_scale_sort_emu(p, b);
 }

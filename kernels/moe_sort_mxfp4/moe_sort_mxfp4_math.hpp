@@ -104,6 +104,24 @@ FB_HD MxScaleCoord mx_scale_coord(std::int64_t addr, std::int64_t cols_pad) {
   return MxScaleCoord{tile * 32 + (byte % 2) * 16 + lane % 16, y8 * 8 + (byte / 2) * 4 + lane / 16};
 }
 
+// The word-wise gather (moe_sort_quant_large's last launch): 16-byte slot q of the written tiles is
+// 32-row tile q / G, 8-column group Y = q % G (G = Npad / 8, and a tile is G slots of 256 bytes, so
+// slot q starts at byte 256 q). Its lane i (0..15) owns rows p = 32 (q / G) + i and p + 16; with
+// a and b columns 8Y .. 8Y+7 of those rows' scales (byte j = column 8Y + j), word c (0..3) at byte
+// 256 q + 64 c + 4 i holds, by addr(): byte 0 (p, 8Y+c), 1 (p+16, 8Y+c), 2 (p, 8Y+c+4), 3 (p+16, 8Y+c+4).
+FB_HD std::uint32_t mx_scale_word(std::uint64_t a, std::uint64_t b, int c) {
+  const auto byte = [](std::uint64_t v, int j) { return static_cast<std::uint32_t>(v >> (8 * j)) & 0xFFu; };
+  return byte(a, c) | (byte(b, c) << 8) | (byte(a, c + 4) << 16) | (byte(b, c + 4) << 24);
+}
+
+// Columns 8Y .. 8Y+7 of one row of per-row scales [rows][K/32], one byte at a time; columns past
+// K/32 (the pad of the last group) read 0. (The GPU loads the 8 bytes at once when K/32 % 8 == 0.)
+FB_HD std::uint64_t mx_row_scale_group(const std::uint8_t* row, std::int64_t scale_cols, std::int64_t group) {
+  std::uint64_t v = 0;
+  for (std::int64_t j = 0; j < 8 && 8 * group + j < scale_cols; ++j) v |= static_cast<std::uint64_t>(row[8 * group + j]) << (8 * j);
+  return v;
+}
+
 // The x row a sorted entry reads: the token (stage 1) or token*k + slot (stage 2).
 FB_HD std::int64_t mx_source_row(std::int32_t entry, std::int64_t topk, MoeStage stage) {
   return stage == MoeStage::stage1 ? moe_entry_token(entry) : moe_entry_token(entry) * topk + moe_entry_slot(entry);

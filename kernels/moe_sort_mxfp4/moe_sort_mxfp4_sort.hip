@@ -1,13 +1,12 @@
 // The multi-phase MoE sort (semantics section 3, "MoE sort"): three launches, shared by the chain
-// and by moe_sort_quant_large.
+// and by moe_sort_quant_large (whose first launch runs the count body next to its quant blocks).
 //   moe_sort_count_kernel    one block per 256-token chunk: pairs per expert in the chunk
 //   moe_sort_scan_kernel     one block: chunk counts -> exclusive offsets (chunks in order, per
 //                            expert), expert table (packed scan), num_valid_ids, sorted_expert_ids
 //   moe_sort_scatter_kernel  one block per chunk: a bitmap [E][8 words] of its tokens; pair (t, s)
 //                            of expert e goes to start[e] + offset[chunk][e] + rank of t in the
-//                            chunk. Then, grid-strided: sentinels; the chain zeroes moe_buf, the
-//                            fused variant records each pair's position and zeroes sentinel scale rows
-//                            (extra blocks: one thread per sentinel row and 8-column group).
+//                            chunk. Then, grid-strided: sentinels, and (chain) moe_buf zeroing;
+//                            moe_sort_quant_large zeroes moe_buf in its first launch instead.
 // Deterministic: counts are integer sums (atomicAdd in shared memory only adds), positions come
 // from ranks in a bitmap (atomicOr only sets bits), so no result depends on an order of arrival.
 #include <algorithm>
@@ -26,16 +25,8 @@ __global__ __launch_bounds__(kMxThreads) void moe_sort_count_kernel(const std::i
                                                                      std::int32_t* chunk_counts, int tokens, int topk,
                                                                      int experts) {
   extern __shared__ std::uint64_t moe_sort_smem[];
-  auto* counts = reinterpret_cast<std::int32_t*>(moe_sort_smem);
-  for (int e = threadIdx.x; e < experts; e += kMxThreads) counts[e] = 0;
-  __syncthreads();
-  const int t0 = blockIdx.x * kChunk, n = min(kChunk, tokens - t0) * topk;
-  for (int i = threadIdx.x; i < n; i += kMxThreads) {
-    const std::int32_t e = ids[t0 * topk + i];
-    if (moe_expert_routed(e, experts, mask)) atomicAdd(&counts[e], 1);
-  }
-  __syncthreads();
-  for (int e = threadIdx.x; e < experts; e += kMxThreads) chunk_counts[blockIdx.x * experts + e] = counts[e];
+  moe_sort_count_block(ids, mask, chunk_counts, tokens, topk, experts, blockIdx.x,
+                       reinterpret_cast<std::int32_t*>(moe_sort_smem));
 }
 
 __global__ __launch_bounds__(kScanThreads) void moe_sort_scan_kernel(std::int32_t* chunk_counts,
@@ -105,12 +96,11 @@ __global__ __launch_bounds__(kScanThreads) void moe_sort_scan_kernel(std::int32_
     sorted_expert_ids[j] = local[moe_owner(start, experts, static_cast<std::int64_t>(j) * block)];
 }
 
-template <bool kFused>
+template <bool kZeroMoeBuf>
 __global__ __launch_bounds__(kMxThreads) void moe_sort_scatter_kernel(
     const std::int32_t* ids, const float* weights, const std::int32_t* mask, const std::int32_t* chunk_offsets,
-    const std::int32_t* info, std::int32_t* sorted_ids, float* sorted_weights, std::int32_t* pair_pos,
-    std::uint8_t* scales, std::uint16_t* moe_buf, int tokens, int topk, int experts, int chunks, int cols_pad,
-    std::uint64_t moe_units) {
+    const std::int32_t* info, std::int32_t* sorted_ids, float* sorted_weights, std::uint16_t* moe_buf, int tokens,
+    int topk, int experts, int chunks, std::uint64_t moe_units) {
   extern __shared__ std::uint64_t moe_sort_smem[];
   auto* bits = reinterpret_cast<std::uint32_t*>(moe_sort_smem);  // [E][8]
   auto* base = reinterpret_cast<std::int32_t*>(bits + experts * 8);  // [E]
@@ -130,13 +120,11 @@ __global__ __launch_bounds__(kMxThreads) void moe_sort_scatter_kernel(
       for (int s = 0; s < topk; ++s) {
         const int pair = t * topk + s;
         const std::int32_t e = ids[pair];
-        std::int32_t p = -1;
         if (moe_expert_routed(e, experts, mask)) {
-          p = base[e] + rank_below(&bits[e * 8], threadIdx.x);
+          const std::int32_t p = base[e] + rank_below(&bits[e * 8], threadIdx.x);
           sorted_ids[p] = moe_sort_entry(t, s);
           sorted_weights[p] = weights[pair];
         }
-        if (kFused) pair_pos[pair] = p;
       }
     }
   }
@@ -144,9 +132,8 @@ __global__ __launch_bounds__(kMxThreads) void moe_sort_scatter_kernel(
   const std::int64_t gstride = static_cast<std::int64_t>(gridDim.x) * kMxThreads;
   const std::int32_t* pad_start = info + l.pad_start();
   moe_padding_duty(info + l.start(), info + l.count(), pad_start, experts, info[l.valid()], pad_start[experts],
-                   moe_sort_sentinel(tokens, topk), sorted_ids, sorted_weights, kFused ? scales : nullptr, cols_pad,
-                   gtid, gstride);
-  if (!kFused) moe_buf_zero_duty<std::uint64_t>(moe_buf, moe_units, gtid, gstride);
+                   moe_sort_sentinel(tokens, topk), sorted_ids, sorted_weights, nullptr, 0, gtid, gstride);
+  if (kZeroMoeBuf) moe_buf_zero_duty<std::uint64_t>(moe_buf, moe_units, gtid, gstride);
 }
 
 }  // namespace
@@ -167,26 +154,30 @@ void moe_sort_scan_launch(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers
   gpu_check_launch("moe_sort_scan_kernel");
 }
 
-void moe_sort_scatter_launch(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b, bool fused, void* stream) {
+void moe_sort_scatter_launch(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b, bool zero_moe_buf,
+                             void* stream) {
   const std::size_t smem = static_cast<std::size_t>(p.experts) * (8 * 4 + 4);
-  // The chain's scatter also zeroes moe_buf: enough extra blocks for 4 vectors per thread.
   const std::uint64_t moe_units = static_cast<std::uint64_t>(p.tokens * p.buf_cols / 8);
-  // The fused one zeroes sentinel scale rows instead: one thread per (row, 8-column group).
-  const std::int64_t zero_blocks =
-      fused ? static_cast<std::int64_t>(grid_for(moe_padding_duty_items(p), kMxThreads))
-            : static_cast<std::int64_t>(grid_for(static_cast<std::int64_t>(moe_units), kMxThreads * 4));
-  const auto grid = static_cast<unsigned>(std::max<std::int64_t>({p.chunks(), zero_blocks, 1}));
+  // The chain's scatter also zeroes moe_buf: enough extra blocks for 4 vectors per thread. Without
+  // it (moe_sort_quant_large zeroes moe_buf in its first launch), enough blocks for one thread per
+  // sentinel entry (at most min(E, pairs) * (B - 1); each costs a binary search).
+  const std::int64_t extra_blocks =
+      zero_moe_buf ? static_cast<std::int64_t>(grid_for(static_cast<std::int64_t>(moe_units), kMxThreads * 4))
+                   : static_cast<std::int64_t>(grid_for(std::min(p.experts, p.pairs()) * (p.block - 1), kMxThreads));
+  const auto grid = static_cast<unsigned>(std::max<std::int64_t>({p.chunks(), extra_blocks, 1}));
   auto* s = static_cast<hipStream_t>(stream);
   const int tokens = static_cast<int>(p.tokens), topk = static_cast<int>(p.topk), experts = static_cast<int>(p.experts);
-  const int chunks = static_cast<int>(p.chunks()), cols_pad = static_cast<int>(p.scale_cols_pad());
-  if (fused)
-    moe_sort_scatter_kernel<true><<<grid, kMxThreads, smem, s>>>(
-        b.topk_ids, b.topk_weights, b.expert_mask, b.chunk_counts, b.expert_info, b.sorted_token_ids,
-        b.sorted_weights, b.pair_pos, b.scales, b.moe_buf, tokens, topk, experts, chunks, cols_pad, moe_units);
+  const int chunks = static_cast<int>(p.chunks());
+  if (zero_moe_buf)
+    moe_sort_scatter_kernel<true><<<grid, kMxThreads, smem, s>>>(b.topk_ids, b.topk_weights, b.expert_mask,
+                                                                 b.chunk_counts, b.expert_info, b.sorted_token_ids,
+                                                                 b.sorted_weights, b.moe_buf, tokens, topk, experts,
+                                                                 chunks, moe_units);
   else
-    moe_sort_scatter_kernel<false><<<grid, kMxThreads, smem, s>>>(
-        b.topk_ids, b.topk_weights, b.expert_mask, b.chunk_counts, b.expert_info, b.sorted_token_ids,
-        b.sorted_weights, b.pair_pos, b.scales, b.moe_buf, tokens, topk, experts, chunks, cols_pad, moe_units);
+    moe_sort_scatter_kernel<false><<<grid, kMxThreads, smem, s>>>(b.topk_ids, b.topk_weights, b.expert_mask,
+                                                                  b.chunk_counts, b.expert_info, b.sorted_token_ids,
+                                                                  b.sorted_weights, b.moe_buf, tokens, topk, experts,
+                                                                  chunks, moe_units);
   gpu_check_launch("moe_sort_scatter_kernel");
 }
 

@@ -124,7 +124,7 @@ void moe_sort_scan_emu(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b
   write_block_ids(p, b, t);
 }
 
-void moe_sort_scatter_emu(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b, bool fused) {
+void moe_sort_scatter_emu(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b, bool zero_moe_buf) {
   const std::int64_t E = p.experts, k = p.topk;
   const MoeExpertTable t = table_from_info(p, b.expert_info);
 #pragma omp parallel for schedule(static) if (p.chunks() >= 16)
@@ -138,17 +138,14 @@ void moe_sort_scatter_emu(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers
     }
     for (std::int64_t i = t0 * k; i < t1 * k; ++i) {
       const std::int32_t e = b.topk_ids[i];
-      const bool routed = moe_expert_routed(e, E, b.expert_mask);
-      if (fused) b.pair_pos[i] = -1;
-      if (!routed) continue;
+      if (!moe_expert_routed(e, E, b.expert_mask)) continue;
       const std::int64_t pos = t.start[e] + b.chunk_counts[c * E + e] + rank_below(&bits[e * 8], i / k - t0);
       b.sorted_token_ids[pos] = moe_sort_entry(i / k, i % k);
       b.sorted_weights[pos] = b.topk_weights[i];
-      if (fused) b.pair_pos[i] = static_cast<std::int32_t>(pos);
     }
   }
-  moe_sort_write_table_outputs(p, b, t, fused);
-  if (!fused) moe_buf_zero_emu(p, b);
+  moe_sort_write_table_outputs(p, b, t, false);
+  if (zero_moe_buf) moe_buf_zero_emu(p, b);
 }
 
 std::vector<std::int32_t> moe_sort_one_launch_emu(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b) {

@@ -24,7 +24,7 @@ MoeExpertTable moe_expert_table(const MoeSortMxfp4Params& p, const std::vector<s
                                 const std::int32_t* mask);
 
 // Writes what follows from the table alone: num_valid_ids, sorted_expert_ids, the sentinel entries
-// and (fused paths) zero scale bytes for sentinel rows and for rows [valid, pad32(valid)).
+// and (one-launch path) zero scale bytes for sentinel rows and for rows [valid, pad32(valid)).
 void moe_sort_write_table_outputs(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffers& b,
                                   const MoeExpertTable& table, bool zero_scale_rows);
 

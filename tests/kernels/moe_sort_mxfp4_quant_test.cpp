@@ -1,6 +1,7 @@
 // MoE sort + MXFP4 quant (F5), fused against chain: the emulated fused paths (one launch, four
 // launches, chain fallback) equal the emulated chain bitwise for every rule and rounding, at the
-// 1024/1025 switch and at a lowered offset limit; every byte of the compared region is written;
+// 1024/1025 switch, at a lowered offset limit and for whole and partial 8-column groups (the
+// word-wise gather); every byte of the compared region is written;
 // the cases through the verify runner (edge rows, NaN, GPU-only skips, impossible points); and the
 // GPU (when present) equals the emulation bitwise.
 #include "moe_sort_mxfp4_testing.hpp"
@@ -71,6 +72,35 @@ TEST(MoeSortMxfp4Dispatch, ChainWhereThirtyTwoBitOffsetsWouldReach2Pow31) {
   EXPECT_EQ(moe_sort_quant_path(wide.p), MoeSortQuantPath::chain);
 }
 
+TEST(MoeSortMxfp4Fused, FourLaunchesMatchChainForWholeAndPartialColumnGroups) {
+  // K/32 = 3, 8, 9, 16: the gather's byte path (pad columns in the last group) and its 8-byte path.
+  for (MoeStage stage : {MoeStage::stage1, MoeStage::stage2})
+    for (std::int64_t K : {96, 256, 288, 512})
+      for (MoeMask mask : {MoeMask::none, MoeMask::slice}) {
+        const Problem pr = make_problem(params(1030, 16, 3, K, 32, stage), MoeRouting::uniform, mask,
+                                        Distribution::edge, K);
+        ASSERT_EQ(moe_sort_quant_path(pr.p), MoeSortQuantPath::four_launch);
+        const std::string what = "stage " + std::to_string(static_cast<int>(stage)) + " K=" + std::to_string(K) +
+                                 " mask " + std::to_string(static_cast<int>(mask));
+        const Outputs chain = run(pr, &moe_sort_mxfp4_chain_emu);
+        expect_equal_in_region(pr.p, run(pr, &moe_sort_quant_large_emu, 0x5A), chain, what);
+        expect_equal_in_region(pr.p, run(pr, &moe_sort_quant_large_emu, 0xFF), chain, what);
+      }
+}
+
+TEST(MoeSortMxfp4Fused, GatherWordsHoldTheBytesOfTheSwizzleFormula) {
+  // Word c of lane i in a 256-byte slot: byte b is (row i + 16 (b % 2), column c + 4 (b / 2)).
+  const std::uint64_t lo = 0x0706050403020100ull, hi = 0x1716151413121110ull;  // byte j = column j (+ 0x10: row p+16)
+  for (int c = 0; c < 4; ++c) {
+    const std::uint32_t w = mx_scale_word(lo, hi, c);
+    for (int byte = 0; byte < 4; ++byte) {
+      const MxScaleCoord at = mx_scale_coord(c * 64 + byte, 8);  // lane 0 of tile 0, group 0
+      EXPECT_EQ((w >> (8 * byte)) & 0xFFu, static_cast<std::uint32_t>(at.y + 0x10 * (at.p / 16))) << c << " " << byte;
+      EXPECT_EQ(at.p % 16, 0);
+    }
+  }
+}
+
 TEST(MoeSortMxfp4Fused, WritesEveryByteOfTheComparedRegion) {
   // Two runs under different poison agree on every byte of the region: nothing there was left unwritten.
   for (int path = 0; path < 3; ++path)
@@ -130,11 +160,16 @@ TEST(MoeSortMxfp4Cases, GpuOnlyPointsSkipOnTheCpuWithAReason) {
     const auto inst = kc.make(point(T, 6144, "roundup", "rne", "normal"));
     EXPECT_NE(inst->skip_reason(Backend::cpu).find("GPU only"), std::string::npos);
     EXPECT_EQ(inst->skip_reason(Backend::gpu), "");
-    // The fused role's workspace follows its path: pair positions (four launches) or per-row scales (chain).
-    EXPECT_EQ(inst->workspace(Role::fused).back().name, T == 349525 ? "pair_pos" : "row_scales");
+    // Four launches and the chain fallback both keep per-row scales in the workspace.
+    EXPECT_EQ(inst->workspace(Role::fused).back().name, "row_scales");
   }
-  const auto small = kc.make(point(32768, 6144, "roundup", "rne", "normal"));
-  EXPECT_EQ(small->skip_reason(Backend::cpu), "");
+  // Four launches move the chain's bytes (per-row scales written and gathered back) in one launch
+  // fewer; the one-launch path skips the per-row scales and the sorted-id re-read.
+  const auto large = kc.make(point(32768, 6144, "roundup", "rne", "normal"));
+  EXPECT_EQ(large->skip_reason(Backend::cpu), "");
+  EXPECT_EQ(large->traffic(Role::fused).total(), large->traffic(Role::chain).total());
+  const auto small = kc.make(point(1024, 6144, "roundup", "rne", "normal"));
+  EXPECT_TRUE(small->workspace(Role::fused).empty());
   EXPECT_LT(small->traffic(Role::fused).total(), small->traffic(Role::chain).total());
 }
 
@@ -168,6 +203,8 @@ TEST(MoeSortMxfp4Gpu, MatchesEmulationBitwise) {
       points.emplace_back("moe_sort_mxfp4/stage1", point(24, 6144, rule, rounding, "edge"));
       points.emplace_back("moe_sort_mxfp4/stage2", point(1100, 768, rule, rounding, "edge"));
     }
+  // Four launches with K/32 not a multiple of 8 (the gather's byte path and pad columns).
+  for (std::int64_t K : {96, 288}) points.emplace_back("moe_sort_mxfp4/stage1", point(1100, K, "even", "rne", "edge", "uniform", "slice", 16));
   for (const char* routing : {"one_expert", "empty_experts", "multiple_of_block"})
     for (const char* mask : {"none", "slice"}) points.emplace_back("moe_sort_mxfp4/stage1", point(2048, 256, "even", "half_away", "normal", routing, mask));
   for (const auto& [name, pt] : points) {

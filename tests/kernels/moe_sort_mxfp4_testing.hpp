@@ -85,13 +85,12 @@ inline Outputs run(const Problem& pr, EmuFn fn, std::uint8_t poison = 0xFF) {
   fill(o.moe_buf, p.tokens * p.buf_cols);
   fill(o.xq, p.rows() * p.cols / 2);
   fill(o.scales, p.scale_rows() * p.scale_cols_pad());
-  std::vector<std::int32_t> counts(p.chunks() * p.experts, 0x5A5A5A5A), info(MoeExpertInfoLayout{p.experts}.words(), -7),
-      pair_pos(p.pairs(), 12345);
+  std::vector<std::int32_t> counts(p.chunks() * p.experts, 0x5A5A5A5A), info(MoeExpertInfoLayout{p.experts}.words(), -7);
   std::vector<std::uint8_t> row_scales(p.rows() * p.scale_cols(), 0xA5);
   const MoeSortMxfp4Buffers b{pr.ids.data(), pr.weights.data(), pr.x.data(), pr.p.masked ? pr.mask.data() : nullptr,
                               o.sorted_ids.data(), o.sorted_weights.data(), o.expert_ids.data(), o.num_valid.data(),
                               o.moe_buf.data(), o.xq.data(), o.scales.data(), counts.data(), info.data(),
-                              pair_pos.data(), row_scales.data()};
+                              row_scales.data()};
   fn(p, b);
   return o;
 }
