@@ -42,15 +42,18 @@ __device__ inline void widen(const Bf16x8& v, float (&f)[8]) {
 template <bool kVector>
 __device__ inline Bf16x8 pack_bf16x8(const float (&f)[8], std::int64_t c, std::int64_t n) {
   Bf16x8 v;
-  if constexpr (kVector) {  // pairs: the hardware conversion where there is one
-    v.words.x = bf16x2_from_float(f[0], f[1]);
-    v.words.y = bf16x2_from_float(f[2], f[3]);
-    v.words.z = bf16x2_from_float(f[4], f[5]);
-    v.words.w = bf16x2_from_float(f[6], f[7]);
-  } else {
+  bool any_nan = false;
+#pragma unroll
+  for (int j = 0; j < 8; ++j) any_nan = any_nan || f[j] != f[j];
+  if (kVector && !any_nan) {  // pairs: the hardware conversion where there is one
+    v.words.x = bf16x2_from_float_no_nan(f[0], f[1]);
+    v.words.y = bf16x2_from_float_no_nan(f[2], f[3]);
+    v.words.z = bf16x2_from_float_no_nan(f[4], f[5]);
+    v.words.w = bf16x2_from_float_no_nan(f[6], f[7]);
+  } else {  // the element path, and chunks holding a NaN (one test per chunk keeps the loop short)
     std::uint32_t b[8];
 #pragma unroll
-    for (int j = 0; j < 8; ++j) b[j] = c * 8 + j < n ? bf16_from_float(f[j]) : 0u;
+    for (int j = 0; j < 8; ++j) b[j] = kVector || c * 8 + j < n ? bf16_from_float(f[j]) : 0u;
     v.words.x = b[0] | (b[1] << 16);
     v.words.y = b[2] | (b[3] << 16);
     v.words.z = b[4] | (b[5] << 16);

@@ -75,28 +75,42 @@ __device__ inline std::uint32_t bf16x8_abs_max_bits(const Bf16x8& v) {
 // finite, nonzero inverse means a finite amax: no element is NaN or inf and no product is NaN, so
 // the encode can skip its NaN handling. Otherwise (NaN or inf in the set: inverse NaN or 0) the
 // full encode runs. The branch is uniform over the row or group.
-template <class Format>
-__device__ inline void quantize_store_bf16x8(const Bf16x8& v, float inverse, std::uint8_t* dst) {
+template <class Format, bool kNoNan>
+__device__ inline void quantize_store_bf16x8_as(const Bf16x8& v, float inverse, std::uint8_t* dst) {
   std::uint16_t pairs[4];
-  if (inverse > 0.0f && inverse < bits_float(0x7F800000u)) {
 #pragma unroll
-    for (int j = 0; j < 4; ++j)
-      pairs[j] =
-          fp8x2_encode_no_nan<Format>(bf16x8_element(v, 2 * j) * inverse, bf16x8_element(v, 2 * j + 1) * inverse);
-  } else {
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
-      pairs[j] = fp8x2_encode<Format>(bf16x8_element(v, 2 * j) * inverse, bf16x8_element(v, 2 * j + 1) * inverse);
+  for (int j = 0; j < 4; ++j) {
+    const float lo = bf16x8_element(v, 2 * j) * inverse, hi = bf16x8_element(v, 2 * j + 1) * inverse;
+    pairs[j] = kNoNan ? fp8x2_encode_no_nan<Format>(lo, hi) : fp8x2_encode<Format>(lo, hi);
   }
   store_u16x4(dst, pairs);
 }
 
+// `inverse` must come from the amax of a set holding v (every caller's row or group). Then a
+// finite, nonzero inverse means a finite amax: no element is NaN or inf and no product is NaN, so
+// the encode can skip its NaN handling. A NaN or inf in the set makes the inverse NaN or 0.
+FB_HD bool fp8_inverse_is_finite(float inverse) { return inverse > 0.0f && inverse < bits_float(0x7F800000u); }
+
+// One chunk with the check per call (uniform over the row or group). Producers with several chunks
+// per thread rather branch once for all of them, keeping the hot loop free of the full encode.
+template <class Format>
+__device__ inline void quantize_store_bf16x8(const Bf16x8& v, float inverse, std::uint8_t* dst) {
+  if (fp8_inverse_is_finite(inverse))
+    quantize_store_bf16x8_as<Format, true>(v, inverse, dst);
+  else
+    quantize_store_bf16x8_as<Format, false>(v, inverse, dst);
+}
+
 // fp8 bytes of a chunk of bf16 values under one inverse scale (8-byte store on the vector path).
-template <class Format, bool kVector>
+// kNoNan: the caller has checked fp8_inverse_is_finite(inverse) (see quantize_store_bf16x8).
+template <class Format, bool kVector, bool kNoNan = false>
 __device__ inline void store_chunk_fp8(std::uint8_t* row, std::int64_t c, std::int64_t n, const Bf16x8& v,
                                        float inverse) {
   if constexpr (kVector) {
-    quantize_store_bf16x8<Format>(v, inverse, row + c * 8);
+    if constexpr (kNoNan)
+      quantize_store_bf16x8_as<Format, true>(v, inverse, row + c * 8);
+    else
+      quantize_store_bf16x8<Format>(v, inverse, row + c * 8);
   } else {
 #pragma unroll
     for (int j = 0; j < 8; ++j)
@@ -157,10 +171,22 @@ __device__ inline void quantize_group_chunks(const Fp8Outputs& d, std::int64_t r
   if (job_chunk >= 0)
     fp8_store_scale(d.scales, fp8_scale_index(row, job_chunk / 16, d.rows, n / kFp8GroupSize, d.layout), scale,
                     d.format);
+  float inverse[kChunks];
+  bool finite = true;
 #pragma unroll
   for (int i = 0; i < kChunks; ++i) {
-    const float inverse = __uint_as_float(shfl_u32(__float_as_uint(scale.inverse), i * per_wave + lane / 16));
-    if (in[i]) quantize_store_bf16x8<Format>(y[i], inverse, d.q + row * n + c[i] * 8);
+    inverse[i] = __uint_as_float(shfl_u32(__float_as_uint(scale.inverse), i * per_wave + lane / 16));
+    finite = finite && fp8_inverse_is_finite(inverse[i]);
+  }
+  // One branch for all chunks: the hot loop stays free of the full encode.
+  if (finite) {
+#pragma unroll
+    for (int i = 0; i < kChunks; ++i)
+      if (in[i]) quantize_store_bf16x8_as<Format, true>(y[i], inverse[i], d.q + row * n + c[i] * 8);
+  } else {
+#pragma unroll
+    for (int i = 0; i < kChunks; ++i)
+      if (in[i]) quantize_store_bf16x8<Format>(y[i], inverse[i], d.q + row * n + c[i] * 8);
   }
 }
 

@@ -23,6 +23,11 @@ namespace fb {
 
 inline constexpr int kRmsnormThreads = kCanonicalThreads;  // 128: two canonical partials per thread
 inline constexpr int kRmsnormMaxCached = 6;
+// Blocks per SM the fused kernels ask the register allocator for (__launch_bounds__): 8 x 128
+// threads (64 registers) without the residual, where the row is otherwise a few registers over
+// and an SM would hold one row fewer; the residual kernels keep their registers (no cap).
+template <bool kResidual>
+inline constexpr int kRmsnormMinBlocks = kResidual ? 1 : 8;
 
 // What a row kernel reads and writes, outside the fp8 epilogue. Null out: no bf16 out.
 struct RmsnormArgs {

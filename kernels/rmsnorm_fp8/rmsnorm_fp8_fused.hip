@@ -11,6 +11,8 @@
 //             (chunk c = t + 128i, group c / 16), so the group's amax is a 16-lane xor-shuffle max,
 //             the same on wave32 and wave64; the register-held chunks' scales are computed once
 //             per group (quantize_group_chunks), the rest group by group.
+#include <type_traits>
+
 #include "kernels/common/block_reduce.hpp"
 #include "kernels/common/gpu_check.hpp"
 #include "kernels/fp8_quant/fp8_quant_device.hpp"
@@ -20,7 +22,7 @@ namespace fb {
 namespace {
 
 template <class Format, bool kVector, bool kResidual, int kCached>
-__global__ __launch_bounds__(kRmsnormThreads) void rmsnorm_fp8_token_kernel(RmsnormArgs a, Fp8Outputs d) {
+__global__ __launch_bounds__(kRmsnormThreads, kRmsnormMinBlocks<kResidual>) void rmsnorm_fp8_token_kernel(RmsnormArgs a, Fp8Outputs d) {
   __shared__ float sum_scratch[kCanonicalScratch];
   __shared__ std::uint32_t max_scratch[kRmsnormThreads / 32];
   const std::int64_t row = blockIdx.x;
@@ -59,20 +61,29 @@ __global__ __launch_bounds__(kRmsnormThreads) void rmsnorm_fp8_token_kernel(Rmsn
   amax = grouped_max_u32<kRmsnormThreads>(amax, max_scratch);
   const Fp8Scale scale = fp8_scale_from_amax_bits(amax, Format::kFlavour, d.format);
 
-  // Pass C: quantize from registers (recompute past the cache).
+  // Pass C: quantize from registers (recompute past the cache). One branch per row on the scale,
+  // so the hot loop holds only the no-NaN encode.
+  auto pass_c = [&](auto no_nan) {
+    constexpr bool kNoNan = decltype(no_nan)::value;
 #pragma unroll
-  for (int i = 0; i < kCached; ++i) {
-    const int c = t + i * kRmsnormThreads;
-    if (c < chunks) store_chunk_fp8<Format, kVector>(q_row, c, n, y[i], scale.inverse);
-  }
-  for (int c = t + kCached * kRmsnormThreads; c < chunks; c += kRmsnormThreads)
-    store_chunk_fp8<Format, kVector>(q_row, c, n, rmsnorm_reload_y<kVector, kResidual>(a, row, c, r), scale.inverse);
+    for (int i = 0; i < kCached; ++i) {
+      const int c = t + i * kRmsnormThreads;
+      if (c < chunks) store_chunk_fp8<Format, kVector, kNoNan>(q_row, c, n, y[i], scale.inverse);
+    }
+    for (int c = t + kCached * kRmsnormThreads; c < chunks; c += kRmsnormThreads)
+      store_chunk_fp8<Format, kVector, kNoNan>(q_row, c, n, rmsnorm_reload_y<kVector, kResidual>(a, row, c, r),
+                                               scale.inverse);
+  };
+  if (fp8_inverse_is_finite(scale.inverse))
+    pass_c(std::true_type{});
+  else
+    pass_c(std::false_type{});
   if (t == 0) fp8_store_scale(d.scales, row, scale, d.format);
 }
 
 // hidden is a multiple of 128: every chunk is a full vector (kVector is always true here).
 template <class Format, bool kVector, bool kResidual, int kCached>
-__global__ __launch_bounds__(kRmsnormThreads) void rmsnorm_fp8_group_kernel(RmsnormArgs a, Fp8Outputs d) {
+__global__ __launch_bounds__(kRmsnormThreads, kRmsnormMinBlocks<kResidual>) void rmsnorm_fp8_group_kernel(RmsnormArgs a, Fp8Outputs d) {
   __shared__ float sum_scratch[kCanonicalScratch];
   const std::int64_t row = blockIdx.x;
   const std::int64_t n = a.hidden;
