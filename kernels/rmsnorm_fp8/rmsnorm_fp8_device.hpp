@@ -25,7 +25,8 @@ inline constexpr int kRmsnormThreads = kCanonicalThreads;  // 128: two canonical
 inline constexpr int kRmsnormMaxCached = 6;
 // Blocks per SM the fused kernels ask the register allocator for (__launch_bounds__): 8 x 128
 // threads (64 registers) without the residual, where the row is otherwise a few registers over
-// and an SM would hold one row fewer; the residual kernels keep their registers (no cap).
+// and an SM would hold one row fewer (the 16-byte-vector kernels fit without spilling; nvcc
+// -Xptxas -v); the residual kernels keep their registers (no cap).
 template <bool kResidual>
 inline constexpr int kRmsnormMinBlocks = kResidual ? 1 : 8;
 

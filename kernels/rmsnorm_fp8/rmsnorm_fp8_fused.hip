@@ -92,28 +92,35 @@ __global__ __launch_bounds__(kRmsnormThreads, kRmsnormMinBlocks<kResidual>) void
 
   RmsnormChunk k[kCached];
   const float r = rmsnorm_pass_a<true, kResidual, kCached>(a, row, k, sum_scratch);
-  Bf16x8 w[kCached];
-#pragma unroll
-  for (int i = 0; i < kCached; ++i) {
-    const int c = t + i * kRmsnormThreads;
-    if (c < chunks) w[i] = rmsnorm_load_weight<true>(a, c);
-  }
 
   // NOTE: chunks is a multiple of 16, so the 16 lanes of a group are in or out together.
-  int c[kCached];
-  bool in[kCached];
-  Bf16x8 y[kCached];
+  // The register-held chunks in two halves: the scale math is shared by a half's groups, and only
+  // half of bf16(y) is live at a time (the row fits 64 registers without spilling).
+  auto epilogue = [&](auto first, auto count) {
+    constexpr int kFirst = decltype(first)::value, kCount = decltype(count)::value;
+    int c[kCount];
+    bool in[kCount];
+    Bf16x8 w[kCount], y[kCount];
 #pragma unroll
-  for (int i = 0; i < kCached; ++i) {
-    c[i] = t + i * kRmsnormThreads;
-    in[i] = c[i] < chunks;
-    y[i] = zero_bf16x8();
-    if (in[i]) {
-      y[i] = rmsnorm_chunk_y<true, kResidual>(a, c[i], k[i], w[i], r);
-      if (a.out) store_chunk_bf16<true>(a.out + row * n, c[i], n, y[i]);
+    for (int j = 0; j < kCount; ++j) {  // the half's weight loads go out together
+      c[j] = t + (kFirst + j) * kRmsnormThreads;
+      in[j] = c[j] < chunks;
+      if (in[j]) w[j] = rmsnorm_load_weight<true>(a, c[j]);
     }
-  }
-  quantize_group_chunks<Format>(d, row, n, c, in, y);
+#pragma unroll
+    for (int j = 0; j < kCount; ++j) {
+      y[j] = zero_bf16x8();
+      if (in[j]) {
+        y[j] = rmsnorm_chunk_y<true, kResidual>(a, c[j], k[kFirst + j], w[j], r);
+        if (a.out) store_chunk_bf16<true>(a.out + row * n, c[j], n, y[j]);
+      }
+    }
+    quantize_group_chunks<Format>(d, row, n, c, in, y);
+  };
+  constexpr int kHalf = (kCached + 1) / 2;
+  epilogue(std::integral_constant<int, 0>{}, std::integral_constant<int, kHalf>{});
+  if constexpr (kCached > kHalf)
+    epilogue(std::integral_constant<int, kHalf>{}, std::integral_constant<int, kCached - kHalf>{});
   // Past the register cache: the same with re-read chunks; the trip count is uniform in the block.
   const int rounds = (chunks + kRmsnormThreads - 1) / kRmsnormThreads;
   for (int i = kCached; i < rounds; ++i) {
