@@ -22,7 +22,8 @@ namespace fb {
 namespace {
 
 template <class Format, bool kVector, bool kResidual, int kCached>
-__global__ __launch_bounds__(kRmsnormThreads, kRmsnormMinBlocks<kResidual>) void rmsnorm_fp8_token_kernel(RmsnormArgs a, Fp8Outputs d) {
+__global__ __launch_bounds__(kRmsnormThreads, kRmsnormMinBlocks<kResidual>) void rmsnorm_fp8_token_kernel(RmsnormArgs a,
+                                                                                               Fp8Outputs d) {
   __shared__ float sum_scratch[kCanonicalScratch];
   __shared__ std::uint32_t max_scratch[kRmsnormThreads / 32];
   const std::int64_t row = blockIdx.x;
@@ -83,7 +84,8 @@ __global__ __launch_bounds__(kRmsnormThreads, kRmsnormMinBlocks<kResidual>) void
 
 // hidden is a multiple of 128: every chunk is a full vector (kVector is always true here).
 template <class Format, bool kVector, bool kResidual, int kCached>
-__global__ __launch_bounds__(kRmsnormThreads, kRmsnormMinBlocks<kResidual>) void rmsnorm_fp8_group_kernel(RmsnormArgs a, Fp8Outputs d) {
+__global__ __launch_bounds__(kRmsnormThreads, kRmsnormMinBlocks<kResidual>) void rmsnorm_fp8_group_kernel(RmsnormArgs a,
+                                                                                               Fp8Outputs d) {
   __shared__ float sum_scratch[kCanonicalScratch];
   const std::int64_t row = blockIdx.x;
   const std::int64_t n = a.hidden;
