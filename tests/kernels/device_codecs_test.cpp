@@ -18,6 +18,7 @@
 
 #if FUSEBENCH_HAS_GPU
 #include "kernels/common/codec_sweep.hpp"
+#include "support/skip_without_gpu.hpp"
 #endif
 
 namespace fb {
@@ -57,11 +58,7 @@ std::string codec_test_name(const ::testing::TestParamInfo<CodecSweep>& info) {
 class DeviceCodecs : public ::testing::TestWithParam<CodecSweep> {
  protected:
   void SetUp() override {
-    try {
-      gpu::open_device();
-    } catch (const DeviceError& e) {
-      GTEST_SKIP() << "no GPU: " << e.what();
-    }
+    FB_SKIP_WITHOUT_GPU();
   }
 };
 

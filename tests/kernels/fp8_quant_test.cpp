@@ -17,6 +17,7 @@
 #include "kernels/fp8_quant/fp8_quant_edge_rows.hpp"
 #include "reference/codecs/bf16.hpp"
 #include "reference/codecs/e8m0.hpp"
+#include "support/skip_without_gpu.hpp"
 
 namespace fb {
 namespace {
@@ -181,11 +182,7 @@ TEST(Fp8Quant, EdgeRowsPassEveryCheckOnTheCpu) {
 }
 
 TEST(Fp8Quant, GpuMatchesEmulationBitwise) {
-  try {
-    gpu::open_device();
-  } catch (const DeviceError& e) {
-    GTEST_SKIP() << "no GPU: " << e.what();
-  }
+  FB_SKIP_WITHOUT_GPU();
   Registry reg;
   register_all_families(reg);
   Session gpu_session("gpu");

@@ -5,6 +5,7 @@
 // the cases through the verify runner (edge rows, NaN, GPU-only skips, impossible points); and the
 // GPU (when present) equals the emulation bitwise.
 #include "moe_sort_mxfp4_testing.hpp"
+#include "support/skip_without_gpu.hpp"
 
 namespace fb {
 namespace {
@@ -188,11 +189,7 @@ TEST(MoeSortMxfp4Cases, ImpossiblePointIsRejectedWithAReason) {
 // ---- GPU ----
 
 TEST(MoeSortMxfp4Gpu, MatchesEmulationBitwise) {
-  try {
-    gpu::open_device();
-  } catch (const DeviceError& e) {
-    GTEST_SKIP() << "no GPU: " << e.what();
-  }
+  FB_SKIP_WITHOUT_GPU();
   Registry reg;
   register_all_families(reg);
   Session gpu_session("gpu");

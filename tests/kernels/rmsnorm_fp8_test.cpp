@@ -21,6 +21,7 @@
 #include "reference/codecs/bf16.hpp"
 #include "reference/codecs/e8m0.hpp"
 #include "reference/rmsnorm_fp8_ref.hpp"
+#include "support/skip_without_gpu.hpp"
 
 namespace fb {
 namespace {
@@ -296,11 +297,7 @@ TEST(RmsnormFp8, EmulationPassesEveryCheckOnEdgeAndWideDistributions) {
 }
 
 TEST(RmsnormFp8, GpuMatchesEmulationBitwise) {
-  try {
-    gpu::open_device();
-  } catch (const DeviceError& e) {
-    GTEST_SKIP() << "no GPU: " << e.what();
-  }
+  FB_SKIP_WITHOUT_GPU();
   Session gpu_session("gpu");
   for (const char* name : {"rmsnorm_fp8/per_token", "rmsnorm_fp8/per_1x128"}) {
     const KernelCase& kc = find_case(name);

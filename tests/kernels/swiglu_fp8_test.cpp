@@ -21,6 +21,7 @@
 #include "reference/codecs/bf16.hpp"
 #include "reference/codecs/e8m0.hpp"
 #include "reference/swiglu_fp8_ref.hpp"
+#include "support/skip_without_gpu.hpp"
 
 namespace fb {
 namespace {
@@ -311,11 +312,7 @@ TEST(SwigluFp8, EmulationPassesEveryCheckOnEdgeAndWideDistributions) {
 }
 
 TEST(SwigluFp8, GpuMatchesEmulationBitwise) {
-  try {
-    gpu::open_device();
-  } catch (const DeviceError& e) {
-    GTEST_SKIP() << "no GPU: " << e.what();
-  }
+  FB_SKIP_WITHOUT_GPU();
   Session gpu_session("gpu");
   for (const char* name : {"swiglu_fp8/per_token", "swiglu_fp8/per_1x128"}) {
     const KernelCase& kc = find_case(name);
