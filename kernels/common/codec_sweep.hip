@@ -29,6 +29,9 @@ __global__ __launch_bounds__(kThreads) void codec_sweep_kernel(std::uint32_t fir
   } else if constexpr (kWhich == CodecSweep::exact_exp) {
     static_cast<float*>(out)[i] = exact_exp(lo);
     static_cast<float*>(out)[i + 1] = exact_exp(hi);
+  } else if constexpr (kWhich == CodecSweep::sigmoid_z_at_most_86) {
+    static_cast<float*>(out)[i] = exact_sigmoid_z_at_most_86(lo);
+    static_cast<float*>(out)[i + 1] = exact_sigmoid_z_at_most_86(hi);
   } else {
     auto one = [](float x) -> std::uint8_t {
       if constexpr (kWhich == CodecSweep::e2m1_rne) return e2m1_from_float(x, Fp4Rounding::rne);
@@ -51,7 +54,8 @@ void launch(std::uint32_t first, std::uint32_t count, void* out, hipStream_t str
 }  // namespace
 
 std::size_t codec_sweep_output_bytes(CodecSweep which) {
-  return which == CodecSweep::bf16 ? 2 : (which == CodecSweep::exact_exp ? 4 : 1);
+  if (which == CodecSweep::bf16) return 2;
+  return which == CodecSweep::exact_exp || which == CodecSweep::sigmoid_z_at_most_86 ? 4 : 1;
 }
 
 void codec_sweep_launch(CodecSweep which, std::uint32_t first, std::uint32_t count, void* out, void* stream) {
@@ -66,6 +70,7 @@ void codec_sweep_launch(CodecSweep which, std::uint32_t first, std::uint32_t cou
     case CodecSweep::e8m0_even: launch<CodecSweep::e8m0_even>(first, count, out, s); break;
     case CodecSweep::e8m0_floor: launch<CodecSweep::e8m0_floor>(first, count, out, s); break;
     case CodecSweep::exact_exp: launch<CodecSweep::exact_exp>(first, count, out, s); break;
+    case CodecSweep::sigmoid_z_at_most_86: launch<CodecSweep::sigmoid_z_at_most_86>(first, count, out, s); break;
   }
   gpu_check_launch("codec_sweep_kernel");
 }

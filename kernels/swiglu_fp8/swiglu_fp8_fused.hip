@@ -12,7 +12,8 @@
 //             take its amax (grouped_max_u32), then it is quantized.
 // per 1x128:  a block is 16 rows x one 128-column group (d is a multiple of 128), 4 rows per thread,
 //             all loads issued first; the 16 lanes of an aligned lane group own one group of one row,
-//             so its amax is a 16-lane xor-shuffle max, the same on wave32 and wave64.
+//             so its amax is a 16-lane xor-shuffle max, the same on wave32 and wave64; the wave's
+//             scales are computed one per lane and shuffled back (quantize_group_chunks).
 #include "kernels/common/block_reduce.hpp"
 #include "kernels/common/gpu_check.hpp"
 #include "kernels/fp8_quant/fp8_quant_device.hpp"
@@ -88,27 +89,30 @@ __global__ __launch_bounds__(kGroupThreads) void swiglu_fp8_group_kernel(const s
                                                                          std::uint16_t* out, Fp8Outputs dst,
                                                                          std::int64_t d) {
   constexpr int kTileRows = kGroupThreads / 16 * kGroupUnroll;
-  const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * 16 + threadIdx.x % 16;
+  const int c = static_cast<int>(blockIdx.x * 16 + threadIdx.x % 16);
   for (std::int64_t tile = blockIdx.y; tile * kTileRows < dst.rows; tile += gridDim.y) {
     const std::int64_t first = tile * kTileRows + threadIdx.x / 16;
     GateUpChunk in[kGroupUnroll];
+    std::int64_t rows[kGroupUnroll];
+    bool valid[kGroupUnroll];  // the 16 lanes of a group share the row: in or out together
 #pragma unroll
     for (int u = 0; u < kGroupUnroll; ++u) {
-      const std::int64_t row = first + u * (kGroupThreads / 16);
-      if (row < dst.rows) in[u] = load_gate_up<true>(gate_up, row, c, d);
+      rows[u] = first + u * (kGroupThreads / 16);
+      valid[u] = rows[u] < dst.rows;
+      if (valid[u]) in[u] = load_gate_up<true>(gate_up, rows[u], c, d);
     }
+    Bf16x8 y[kGroupUnroll];
+    int chunk[kGroupUnroll];
 #pragma unroll
     for (int u = 0; u < kGroupUnroll; ++u) {
-      const std::int64_t row = first + u * (kGroupThreads / 16);
-      // The 16 lanes of a group share the row, so they are in or out together (the shuffle).
-      const bool valid = row < dst.rows;
-      Bf16x8 y = zero_bf16x8();
-      if (valid) {
-        y = swiglu_chunk<kOai, true>(in[u], c, d);
-        if (out) store_chunk_bf16<true>(out + row * d, c, d, y);
+      chunk[u] = c;
+      y[u] = zero_bf16x8();
+      if (valid[u]) {
+        y[u] = swiglu_chunk<kOai, true>(in[u], c, d);
+        if (out) store_chunk_bf16<true>(out + rows[u] * d, c, d, y[u]);
       }
-      quantize_group_chunk<Format>(dst, row, c, d, valid, y);
     }
+    quantize_group_chunks<Format, kGroupUnroll>(dst, rows, d, chunk, valid, y);
   }
 }
 

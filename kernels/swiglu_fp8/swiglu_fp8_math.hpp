@@ -4,7 +4,7 @@
 //               out = bf16((g * sig) * (u + 1))                  three fp32 roundings, then bf16
 //   silu        out = bf16((gate * sigmoid(gate)) * up)
 // sigmoid is fb::exact_sigmoid (reference/math/exact_exp.hpp; for swiglu_oai its bitwise-equal
-// variant for z <= 104): never expf or __expf. Where exp(-z) overflows fp32 (z < -88.72),
+// variant for z <= 86): never expf or __expf. Where exp(-z) overflows fp32 (z < -88.72),
 // 1 + exp(-z) is +inf and sigmoid is exactly 0.
 #pragma once
 
@@ -23,11 +23,15 @@ FB_HD float swiglu_oai_up(float up) {
   return up > kSwigluOaiLimit ? kSwigluOaiLimit : (up < -kSwigluOaiLimit ? -kSwigluOaiLimit : up);
 }
 
+// The activation of clamped inputs (g <= 7 or NaN, u in [-7, 7] or NaN). z <= 11.92, so the
+// sigmoid is exact_sigmoid's bitwise-equal variant for z <= 86; where g is NaN that variant gives
+// +0 and out is NaN through the product with g.
+FB_HD float swiglu_oai_of_clamped(float g, float u) {
+  return (g * exact_sigmoid_z_at_most_86(kSwigluOaiAlpha * g)) * (u + 1.0f);
+}
+
 FB_HD float swiglu_oai_value(float gate, float up) {
-  const float g = swiglu_oai_gate(gate);
-  const float u = swiglu_oai_up(up);
-  // g <= 7, so z <= 11.92: the sigmoid without exp's (then dead) lower clamp, same bits.
-  return (g * exact_sigmoid_z_at_most_104(kSwigluOaiAlpha * g)) * (u + 1.0f);
+  return swiglu_oai_of_clamped(swiglu_oai_gate(gate), swiglu_oai_up(up));
 }
 
 FB_HD float silu_mul_value(float gate, float up) { return (gate * exact_sigmoid(gate)) * up; }

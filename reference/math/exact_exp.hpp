@@ -24,33 +24,47 @@
 namespace fb {
 
 namespace detail {
-// kClampBelow = false only for callers whose x is never below -104 unless NaN: the lower clamp is
-// then the identity, so the bits are those of exact_exp.
-template <bool kClampBelow>
+inline constexpr float kExpRoundMagic = 12582912.0f;    // 1.5 * 2^23: adding it rounds to an integer
+inline constexpr float kExpLog2e = 1.44269502162933349609375f;
+inline constexpr float kExpLn2Hi = 0.693145751953125f;  // 15 significant bits: k * kExpLn2Hi is exact
+inline constexpr float kExpLn2Lo = 1.42860676533018704503775e-06f;
+
+// t = 1.5 * 2^23 + k with k = round(x / ln2), and r = x - k ln2 (Cody-Waite: two fma).
+struct ExpReduced {
+  float t;
+  float r;
+};
+FB_HD ExpReduced exp_reduce(float x) {
+  const float t = x * kExpLog2e + kExpRoundMagic;
+  const float kf = t - kExpRoundMagic;
+  float r = fma32(-kf, kExpLn2Hi, x);
+  r = fma32(-kf, kExpLn2Lo, r);
+  return {t, r};
+}
+
+// s * e^r on [-ln2/2, ln2/2] (degree-7 Taylor, Horner with fma) for s = 1 or 2: with every
+// coefficient times s, each fma gives s times its s = 1 result exactly (no value here is near the
+// subnormal or overflow range), so s = 2 yields exactly 2p.
+FB_HD float exp_polynomial(float r, float s) {
+  float p = s * 1.98412701138295233249664e-04f;          // 1/7!
+  p = fma32(p, r, s * 1.38888892251998186111450e-03f);   // 1/6!
+  p = fma32(p, r, s * 8.33333376795053482055664e-03f);   // 1/5!
+  p = fma32(p, r, s * 4.16666679084300994873047e-02f);   // 1/4!
+  p = fma32(p, r, s * 1.66666671633720397949219e-01f);   // 1/3!
+  p = fma32(p, r, s * 0.5f);
+  p = fma32(p, r, s);
+  return fma32(p, r, s);
+}
+
 FB_HD float exact_exp_impl(float x) {
-  const float kRoundMagic = 12582912.0f;              // 1.5 * 2^23: adding it rounds to an integer
-  const float kLog2e = 1.44269502162933349609375f;
-  const float kLn2Hi = 0.693145751953125f;            // 15 significant bits: k * kLn2Hi is exact
-  const float kLn2Lo = 1.42860676533018704503775e-06f;
   // fmax/fmin-shaped (a NaN becomes the bound; the NaN itself is returned by the last line).
-  float xc = x;
-  if constexpr (kClampBelow) xc = xc > -104.0f ? xc : -104.0f;
+  float xc = x > -104.0f ? x : -104.0f;
   xc = xc < 89.0f ? xc : 89.0f;
-  const float t = xc * kLog2e + kRoundMagic;          // t = 1.5 * 2^23 + k, k in [-150, 128]
-  const float kf = t - kRoundMagic;
-  float r = fma32(-kf, kLn2Hi, xc);
-  r = fma32(-kf, kLn2Lo, r);
-  float p = 1.98412701138295233249664e-04f;           // 1/7!
-  p = fma32(p, r, 1.38888892251998186111450e-03f);    // 1/6!
-  p = fma32(p, r, 8.33333376795053482055664e-03f);    // 1/5!
-  p = fma32(p, r, 4.16666679084300994873047e-02f);    // 1/4!
-  p = fma32(p, r, 1.66666671633720397949219e-01f);    // 1/3!
-  p = fma32(p, r, 0.5f);
-  p = fma32(p, r, 1.0f);
-  p = fma32(p, r, 1.0f);
+  const ExpReduced red = exp_reduce(xc);                // k in [-150, 128]
+  const float p = exp_polynomial(red.r, 1.0f);
   // bits(t) = 0x4B400000 + k, so s = bits(t) << 22 = k << 22: bits 23.. hold a = floor(k/2),
   // bit 22 holds k & 1 = b - a. a, b in [-75, 64]: 2^a, 2^b normal, p * 2^a (p in [0.70, 1.42]) exact.
-  const std::uint32_t s = float_bits(t) << 22;
+  const std::uint32_t s = float_bits(red.t) << 22;
   const std::uint32_t odd = s & 0x00400000u;
   const float two_a = bits_float(s - odd + 0x3F800000u);
   const float two_b = bits_float(s + odd + 0x3F800000u);
@@ -59,12 +73,24 @@ FB_HD float exact_exp_impl(float x) {
 }
 }  // namespace detail
 
-FB_HD float exact_exp(float x) { return detail::exact_exp_impl<true>(x); }
+FB_HD float exact_exp(float x) { return detail::exact_exp_impl(x); }
 
 // 1 / (1 + e^-z), with the project exp and an IEEE division.
 FB_HD float exact_sigmoid(float z) { return 1.0f / (1.0f + exact_exp(-z)); }
 
-// exact_sigmoid for z <= 104 or NaN (swiglu_oai: z = 1.702 g with g <= 7), one instruction fewer.
-FB_HD float exact_sigmoid_z_at_most_104(float z) { return 1.0f / (1.0f + detail::exact_exp_impl<false>(-z)); }
+// exact_sigmoid(z) for z <= 86, bit for bit (tests/reference/exact_exp_test sweeps every fp32
+// z <= 86), in fewer instructions, for callers whose z is bounded (swiglu_oai: z = 1.702 g, g <= 7):
+//  - x = -z >= -86: exp's lower clamp is dead and k >= -124, so 2^(k-1) is a normal fp32, and
+//    p * 2^k rounds once as (2p) * 2^(k-1), with 2p exact from exp_polynomial(r, 2): one multiply
+//    and one shift-add instead of two of each.
+//  - no NaN select: a NaN z takes the clamp as z = -inf does and gives +0 on every platform.
+//    Callers must carry the NaN in another operand (swiglu_oai multiplies by g, which is that NaN).
+FB_HD float exact_sigmoid_z_at_most_86(float z) {
+  const float x = -z;
+  const detail::ExpReduced red = detail::exp_reduce(x < 89.0f ? x : 89.0f);
+  // bits(t) << 23 = k << 23 (mod 2^32), plus the bits of 2^-1: the bits of 2^(k-1).
+  const float two_k_minus_1 = bits_float((float_bits(red.t) << 23) + 0x3F000000u);
+  return 1.0f / (1.0f + detail::exp_polynomial(red.r, 2.0f) * two_k_minus_1);
+}
 
 }  // namespace fb

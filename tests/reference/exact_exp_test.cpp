@@ -125,6 +125,30 @@ TEST(ExactExp, SpecialValues) {
   EXPECT_GT(exact_exp(-103.0f), 0.0f);  // subnormal results are kept, not flushed
 }
 
+// The bounded sigmoid (swiglu_oai's) against exact_sigmoid: every fp32 z in [-89, 86]; below -89
+// both clamp -z to 89 (same arithmetic as -89), so there: -inf, the edge densely, a sample of the
+// rest. A NaN z gives +0 (its callers carry the NaN in another operand).
+TEST(ExactSigmoid, BoundedVariantHasTheSameBitsForEveryZAtMost86) {
+  std::int64_t differ = 0;
+  std::uint32_t first_bad = 0xFFFFFFFFu;
+  const std::uint32_t pos_end = float_bits(86.0f), neg_end = float_bits(-89.0f);
+#pragma omp parallel for schedule(static, 1 << 16) reduction(+ : differ)
+  for (std::int64_t i = 0; i <= 0xFF800000ll; ++i) {
+    const auto u = static_cast<std::uint32_t>(i);
+    if (u > pos_end && u < 0x80000000u) continue;
+    if (u > neg_end && u < 0xFF800000u && u - neg_end >= (1u << 20) && i % 257 != 0) continue;
+    const float z = bits_float(u);
+    if (float_bits(exact_sigmoid_z_at_most_86(z)) != float_bits(exact_sigmoid(z))) {
+      ++differ;
+#pragma omp critical
+      if (u < first_bad) first_bad = u;
+    }
+  }
+  EXPECT_EQ(differ, 0) << "first at fp32 bits 0x" << std::hex << first_bad;
+  EXPECT_EQ(float_bits(exact_sigmoid_z_at_most_86(NAN)), 0u);
+  EXPECT_EQ(float_bits(exact_sigmoid_z_at_most_86(-NAN)), 0u);
+}
+
 TEST(ExactSigmoid, SaturatesCleanlyAndIsSymmetricAroundZero) {
   EXPECT_EQ(exact_sigmoid(0.0f), 0.5f);
   EXPECT_EQ(exact_sigmoid(-200.0f), 0.0f);  // exp overflows to inf, 1 / inf = 0
