@@ -19,7 +19,7 @@ enum class CodecSweep : std::uint8_t {
   e8m0_even,        // 1 byte
   e8m0_floor,       // 1 byte
   exact_exp,        // 4 bytes
-  sigmoid_z_at_most_86,  // 4 bytes: exact_sigmoid_z_at_most_86 on every input, out of its domain too
+  sigmoid_z_at_most_86,  // 4 bytes: exact_sigmoid_z_at_most_86 (compared on z <= 86 and NaN)
 };
 
 std::size_t codec_sweep_output_bytes(CodecSweep which);

@@ -52,6 +52,14 @@
 
 namespace fb {
 
+// The widest wave the platform runs (AMD: wave64 on CDNA, wave32 on RDNA; NVIDIA: 32), for code
+// that must know at compile time whether a group of threads lies within one wave.
+#if defined(__HIPCC__)
+inline constexpr int kWidestWave = 64;
+#else
+inline constexpr int kWidestWave = 32;
+#endif
+
 // Butterfly exchange inside a wave. Lane masks below 16 keep every exchange inside an aligned group
 // of 16 lanes, which exists on both wave32 and wave64.
 __device__ inline unsigned shfl_xor_u32(unsigned v, int lane_mask) {

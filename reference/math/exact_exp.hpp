@@ -3,20 +3,20 @@
 // Made only of IEEE-exact operations (+ - * and explicit fma), so the CPU emulation, NVIDIA and AMD
 // give the same bits. Vendor exp intrinsics differ between platforms and are not used.
 //
-//   k = nearest integer to x / ln2      (magic-number add: exact ops, ties to even)
+//   k = nearest integer to x log2e      (one fma with a magic number: ties to even)
 //   r = x - k ln2                       (Cody-Waite: ln2 split in two, each step one fma)
-//   p = e^r on [-ln2/2, ln2/2]          (degree-7 Taylor polynomial, Horner with fma)
+//   p = e^r on [-ln2/2, ln2/2]          (degree-6 minimax polynomial, Horner with fma)
 //   exp(x) = (p * 2^a) * 2^b            a = floor(k/2), b = k - a: the first multiply is exact,
 //                                       so p * 2^k is rounded once (only if subnormal or overflow)
 //
-// Accuracy: at most 0.94 ulp from exp in double over every fp32 in [-104, 89] (measured by
+// Accuracy: at most 0.90 ulp from exp in double over every fp32 in [-104, 89] (measured by
 // tests/reference/exact_exp_test, which asserts <= 1 ulp), so results are faithfully rounded;
 // overflow gives +inf and results below 2^-150 give 0, with subnormal results kept.
 //
 // No range branches: x is clamped to [-104, 89], where the same arithmetic already gives 0 below
 // -103.97 and +inf above 88.72; 2^a and 2^b come from t's bits, not a float-to-int conversion.
-// Same bits as the earlier branchy form on every fp32 (tests/reference/exact_exp_test keeps it as
-// the oracle), in 25 PTX instructions instead of 37.
+// Same bits as the branchy form on every fp32 (tests/reference/exact_exp_test keeps it as the
+// oracle of the range logic).
 #pragma once
 
 #include "reference/codecs/host_device.hpp"
@@ -35,23 +35,24 @@ struct ExpReduced {
   float r;
 };
 FB_HD ExpReduced exp_reduce(float x) {
-  const float t = x * kExpLog2e + kExpRoundMagic;
+  const float t = fma32(x, kExpLog2e, kExpRoundMagic);  // k rounded from the exact product
   const float kf = t - kExpRoundMagic;
   float r = fma32(-kf, kExpLn2Hi, x);
   r = fma32(-kf, kExpLn2Lo, r);
   return {t, r};
 }
 
-// s * e^r on [-ln2/2, ln2/2] (degree-7 Taylor, Horner with fma) for s = 1 or 2: with every
-// coefficient times s, each fma gives s times its s = 1 result exactly (no value here is near the
-// subnormal or overflow range), so s = 2 yields exactly 2p.
+// s * e^r on [-ln2/2, ln2/2] for s = 1 or 2: 1 + r + r^2 q(r), q of degree 4 fitted to e^r's
+// relative error (weighted minimax, coefficients rounded to fp32: at most 0.063 ulp before the
+// Horner roundings), Horner with fma. With every coefficient times s, each fma gives s times its
+// s = 1 result exactly (no value here is near the subnormal or overflow range), so s = 2 yields
+// exactly 2p.
 FB_HD float exp_polynomial(float r, float s) {
-  float p = s * 1.98412701138295233249664e-04f;          // 1/7!
-  p = fma32(p, r, s * 1.38888892251998186111450e-03f);   // 1/6!
-  p = fma32(p, r, s * 8.33333376795053482055664e-03f);   // 1/5!
-  p = fma32(p, r, s * 4.16666679084300994873047e-02f);   // 1/4!
-  p = fma32(p, r, s * 1.66666671633720397949219e-01f);   // 1/3!
-  p = fma32(p, r, s * 0.5f);
+  float p = s * 1.3814595295116305e-03f;
+  p = fma32(p, r, s * 8.368718437850475e-03f);
+  p = fma32(p, r, s * 4.166838526725769e-02f);
+  p = fma32(p, r, s * 1.666652113199234e-01f);
+  p = fma32(p, r, s * 4.999999403953552e-01f);
   p = fma32(p, r, s);
   return fma32(p, r, s);
 }

@@ -20,24 +20,18 @@ double ulp_error(float got, double ref) {
   return std::fabs(static_cast<double>(got) - ref) / ulp;
 }
 
-// The earlier definition of exact_exp (range branches, float-to-int k, scaling in normal steps),
-// kept as the oracle of the branch-free one: every fp32 must give the same bits.
+// The earlier definition of exact_exp (range branches, float-to-int k, scaling in normal steps; k
+// now rounded by one fma, as in the branch-free form), kept as the oracle of the branch-free one:
+// every fp32 must give the same bits.
 float branchy_exp(float x) {
   if (x != x) return x + x;
   if (x > 88.72283935546875f) return bits_float(0x7F800000u);
   if (x < -103.972084045410156f) return 0.0f;
   const float kRoundMagic = 12582912.0f;
-  const float kf = (x * 1.44269502162933349609375f + kRoundMagic) - kRoundMagic;
+  const float kf = fma32(x, 1.44269502162933349609375f, kRoundMagic) - kRoundMagic;
   float r = fma32(-kf, 0.693145751953125f, x);
   r = fma32(-kf, 1.42860676533018704503775e-06f, r);
-  float p = 1.98412701138295233249664e-04f;
-  p = fma32(p, r, 1.38888892251998186111450e-03f);
-  p = fma32(p, r, 8.33333376795053482055664e-03f);
-  p = fma32(p, r, 4.16666679084300994873047e-02f);
-  p = fma32(p, r, 1.66666671633720397949219e-01f);
-  p = fma32(p, r, 0.5f);
-  p = fma32(p, r, 1.0f);
-  p = fma32(p, r, 1.0f);
+  float p = detail::exp_polynomial(r, 1.0f);  // the polynomial is shared; the range logic is not
   int k = static_cast<int>(kf);
   if (k > 127) {
     p = p * 2.0f;
