@@ -69,8 +69,13 @@ __device__ inline Bf16x8 swiglu_chunk(const GateUpChunk& in, std::int64_t c, std
     const GateUpChunk clamped = clamp_oai_chunk(in);
     widen(clamped.gate, gate);
     widen(clamped.up, up);
+    // All 8 denominators first: they form one straight-line block the scheduler can interleave,
+    // where each IEEE divide's slow-path branch would otherwise fence one element from the next.
+    float denominator[8];
 #pragma unroll
-    for (int j = 0; j < 8; ++j) out[j] = swiglu_oai_of_clamped(gate[j], up[j]);
+    for (int j = 0; j < 8; ++j) denominator[j] = swiglu_oai_denominator(gate[j]);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) out[j] = swiglu_oai_from_denominator(gate[j], up[j], denominator[j]);
 #endif
   } else {
     widen(in.gate, gate);

@@ -7,10 +7,10 @@
 // (swiglu_kernel -> fp8_quant) on every output.
 //
 // One kernel for both scale granularities: 32 to 256 threads per row, the fewest that hold the row
-// in at most 4 chunks each (8 rows per 256-thread block at d = 768, 2 at d = 3072: enough rows in
-// flight per SM); thread t holds chunks t, t + R, t + 2R, t + 3R of its row (R threads per row), so
-// the 16 chunks of a 128-column group sit in 16 aligned lanes. bf16(out) stays in registers (longer
-// rows recompute the rest). Then
+// in at most 3 chunks each (exactly 3 at d = 768 and 3072: 8 rows per 256-thread block at d = 768,
+// 2 at d = 3072, enough rows in flight per SM); thread t holds chunks t, t + R, t + 2R of its row
+// (R threads per row), so the 16 chunks of a 128-column group sit in 16 aligned lanes. bf16(out)
+// stays in registers (longer rows recompute the rest). Then
 // per token:  the row's amax over its threads (grouped_max_u32), its scale, the bytes;
 // per 1x128:  each group's amax is a 16-lane xor-shuffle max (the same on wave32 and wave64), the
 //             wave's scales are computed one per lane and shuffled back (quantize_group_chunks).
@@ -25,7 +25,7 @@ namespace fb {
 namespace {
 
 constexpr int kRowBlock = 256;
-constexpr int kRowCached = 4;
+constexpr int kRowCached = 3;
 
 template <class Format, bool kOai, bool kVector, int kRowThreads, bool kPerToken>
 __global__ __launch_bounds__(kRowBlock) void swiglu_fp8_kernel(const std::uint16_t* gate_up, std::uint16_t* out,
@@ -60,7 +60,7 @@ __global__ __launch_bounds__(kRowBlock) void swiglu_fp8_kernel(const std::uint16
       if (out) store_chunk_bf16<kVector>(out + row * d, c[k], d, y[k]);
     }
   }
-  // Past the register cache (d > 8 * 4 * 256): recompute.
+  // Past the register cache (d > 8 * 3 * 256): recompute.
   auto recomputed = [&](int cc) {
     const Bf16x8 v = swiglu_chunk<kOai, kVector>(load_gate_up<kVector>(gate_up, row, cc, d), cc, d);
     if (out) store_chunk_bf16<kVector>(out + row * d, cc, d, v);

@@ -30,6 +30,14 @@ FB_HD float swiglu_oai_of_clamped(float g, float u) {
   return (g * exact_sigmoid_z_at_most_86(kSwigluOaiAlpha * g)) * (u + 1.0f);
 }
 
+// The same in two steps (the kernels form a chunk's denominators before its divides):
+// swiglu_oai_of_clamped(g, u) == swiglu_oai_from_denominator(g, u, swiglu_oai_denominator(g)).
+FB_HD float swiglu_oai_denominator(float g) { return sigmoid_denominator_z_at_most_86(kSwigluOaiAlpha * g); }
+
+FB_HD float swiglu_oai_from_denominator(float g, float u, float denominator) {
+  return (g * (1.0f / denominator)) * (u + 1.0f);
+}
+
 FB_HD float swiglu_oai_value(float gate, float up) {
   return swiglu_oai_of_clamped(swiglu_oai_gate(gate), swiglu_oai_up(up));
 }

@@ -86,12 +86,16 @@ FB_HD float exact_sigmoid(float z) { return 1.0f / (1.0f + exact_exp(-z)); }
 //    and one shift-add instead of two of each.
 //  - no NaN select: a NaN z takes the clamp as z = -inf does and gives +0 on every platform.
 //    Callers must carry the NaN in another operand (swiglu_oai multiplies by g, which is that NaN).
-FB_HD float exact_sigmoid_z_at_most_86(float z) {
+// Its denominator 1 + e^-z, for callers that form several before dividing: the divide's slow-path
+// branch splits the code, so denominators computed first can overlap each other.
+FB_HD float sigmoid_denominator_z_at_most_86(float z) {
   const float x = -z;
   const detail::ExpReduced red = detail::exp_reduce(x < 89.0f ? x : 89.0f);
   // bits(t) << 23 = k << 23 (mod 2^32), plus the bits of 2^-1: the bits of 2^(k-1).
   const float two_k_minus_1 = bits_float((float_bits(red.t) << 23) + 0x3F000000u);
-  return 1.0f / (1.0f + detail::exp_polynomial(red.r, 2.0f) * two_k_minus_1);
+  return 1.0f + detail::exp_polynomial(red.r, 2.0f) * two_k_minus_1;
 }
+
+FB_HD float exact_sigmoid_z_at_most_86(float z) { return 1.0f / sigmoid_denominator_z_at_most_86(z); }
 
 }  // namespace fb
