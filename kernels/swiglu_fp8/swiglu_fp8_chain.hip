@@ -2,9 +2,12 @@
 // existing fp8 quant kernel (kernels/fp8_quant, F9's fused single pass) reads it back and writes
 // fp8 bytes and scales.
 //
-// swiglu_kernel: elementwise over all T * d/8 chunks, flat, 4 chunks per thread (8 independent
-// 16-byte loads issued before any compute), consecutive threads on consecutive chunks. Arithmetic:
-// swiglu_fp8_math.hpp, shared with the fused producer and the CPU emulation.
+// swiglu_kernel: rows of chunks, laid out as in the fused producer (32 to 256 threads per row, the
+// fewest that hold it in 3 chunks each; thread t takes chunks t, t + R, t + 2R, then the next
+// three), every load of a round issued before any compute. Row and chunk come from the block and
+// thread ids: no 64-bit divide per chunk (the flat mapping this replaced paid two, which made the
+// baseline slower than it needs to be). Arithmetic: swiglu_fp8_math.hpp, shared with the fused
+// producer and the CPU emulation.
 #include "kernels/common/gpu_check.hpp"
 #include "kernels/fp8_quant/fp8_quant_device.hpp"
 #include "kernels/swiglu_fp8/swiglu_fp8_device.hpp"
@@ -13,28 +16,30 @@ namespace fb {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kUnroll = 4;
+constexpr int kUnroll = 3;
 
-template <bool kOai, bool kVector>
+template <bool kOai, bool kVector, int kRowThreads>
 __global__ __launch_bounds__(kThreads) void swiglu_kernel(const std::uint16_t* gate_up, std::uint16_t* out,
                                                           std::int64_t rows, std::int64_t d) {
-  const std::int64_t per_row = swiglu_chunks_per_row(d);
-  const std::int64_t total = rows * per_row;
-  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * (kThreads * kUnroll) + threadIdx.x;
-  // Load every chunk first (NOTE: out may alias gate_up as far as the compiler knows, so loads
-  // issued after a store could not be hoisted above it).
-  GateUpChunk in[kUnroll];
+  const std::int64_t row =
+      static_cast<std::int64_t>(blockIdx.x) * (kThreads / kRowThreads) + threadIdx.x / kRowThreads;
+  if (row >= rows) return;
+  const int t = static_cast<int>(threadIdx.x % kRowThreads);
+  const int chunks = static_cast<int>(swiglu_chunks_per_row(d));
+  for (int base = t; base < chunks; base += kUnroll * kRowThreads) {
+    // NOTE: out may alias gate_up as far as the compiler knows, so loads issued after a store could
+    // not be hoisted above it: every load of the round goes first.
+    GateUpChunk in[kUnroll];
 #pragma unroll
-  for (int u = 0; u < kUnroll; ++u) {
-    const std::int64_t v = first + u * kThreads;
-    if (v < total) in[u] = load_gate_up<kVector>(gate_up, v / per_row, v % per_row, d);
-  }
+    for (int u = 0; u < kUnroll; ++u) {
+      const int c = base + u * kRowThreads;
+      if (c < chunks) in[u] = load_gate_up<kVector>(gate_up, row, c, d);
+    }
 #pragma unroll
-  for (int u = 0; u < kUnroll; ++u) {
-    const std::int64_t v = first + u * kThreads;
-    if (v >= total) continue;
-    const std::int64_t row = v / per_row, c = v % per_row;
-    store_chunk_bf16<kVector>(out + row * d, c, d, swiglu_chunk<kOai, kVector>(in[u], c, d));
+    for (int u = 0; u < kUnroll; ++u) {
+      const int c = base + u * kRowThreads;
+      if (c < chunks) store_chunk_bf16<kVector>(out + row * d, c, d, swiglu_chunk<kOai, kVector>(in[u], c, d));
+    }
   }
 }
 
@@ -42,10 +47,12 @@ __global__ __launch_bounds__(kThreads) void swiglu_kernel(const std::uint16_t* g
 
 void swiglu_launch(const SwigluFp8Params& p, const SwigluFp8Buffers& b, void* stream) {
   auto* s = static_cast<hipStream_t>(stream);
-  const unsigned blocks = grid_for(p.rows * swiglu_chunks_per_row(p.d), kThreads * kUnroll);
   with_swiglu_variant(p, [&](auto oai, auto vector) {
-    swiglu_kernel<decltype(oai)::value, decltype(vector)::value>
-        <<<blocks, kThreads, 0, s>>>(b.gate_up, b.out, p.rows, p.d);
+    with_row_threads(swiglu_chunks_per_row(p.d), kUnroll, [&](auto row_threads) {
+      constexpr int kRowThreads = decltype(row_threads)::value;
+      swiglu_kernel<decltype(oai)::value, decltype(vector)::value, kRowThreads>
+          <<<grid_for(p.rows, kThreads / kRowThreads), kThreads, 0, s>>>(b.gate_up, b.out, p.rows, p.d);
+    });
   });
   gpu_check_launch("swiglu_kernel");
 }
