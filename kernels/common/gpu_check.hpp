@@ -15,13 +15,4 @@ inline void gpu_check(hipError_t status, const char* what) {
 // After a launch: a bad configuration shows up here, a fault inside the kernel at the next sync.
 inline void gpu_check_launch(const char* kernel) { gpu_check(hipGetLastError(), kernel); }
 
-// Multiprocessors (SMs, CUs) of device 0, for persistent grids (132 if the query fails).
-inline int device_multiprocessors() {
-  static const int count = [] {
-    int n = 0;
-    return hipDeviceGetAttribute(&n, hipDeviceAttributeMultiprocessorCount, 0) == hipSuccess && n > 0 ? n : 132;
-  }();
-  return count;
-}
-
 }  // namespace fb

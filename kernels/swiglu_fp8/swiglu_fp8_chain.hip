@@ -6,12 +6,8 @@
 // fewest that hold it in 3 chunks each; thread t takes chunks t, t + R, t + 2R, then the next
 // three), every load of a round issued before any compute. Row and chunk come from the block and
 // thread ids: no 64-bit divide per chunk (the flat mapping this replaced paid two, which made the
-// baseline slower than it needs to be). Large swiglu_oai launches use the sigmoid table on a
-// persistent grid, as the fused producer does: the baseline gets every trick the fused kernel has
-// but the fusion. Arithmetic: swiglu_fp8_math.hpp, shared with the fused producer and the CPU
-// emulation.
-#include <algorithm>
-
+// baseline slower than it needs to be). Arithmetic: swiglu_fp8_math.hpp, shared with the fused
+// producer and the CPU emulation.
 #include "kernels/common/gpu_check.hpp"
 #include "kernels/fp8_quant/fp8_quant_device.hpp"
 #include "kernels/swiglu_fp8/swiglu_fp8_device.hpp"
@@ -22,43 +18,28 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kUnroll = 3;
 
-// kTable: swiglu_oai's sigmoid table and a persistent grid, as in the fused producer (large launches).
-template <bool kOai, bool kVector, int kRowThreads, bool kTable>
-__global__ __launch_bounds__(kThreads, kTable ? kSwigluTableBlocksPerSm : 1) void swiglu_kernel(
-    const std::uint16_t* gate_up, std::uint16_t* out, std::int64_t rows, std::int64_t d) {
-  __shared__ float sigmoid_table[kTable ? kSigmoidTableSize : 1];
-  if constexpr (kTable) fill_sigmoid_table(sigmoid_table);
-  constexpr int kRowsPerBlock = kThreads / kRowThreads;
+template <bool kOai, bool kVector, int kRowThreads>
+__global__ __launch_bounds__(kThreads) void swiglu_kernel(const std::uint16_t* gate_up, std::uint16_t* out,
+                                                          std::int64_t rows, std::int64_t d) {
+  const std::int64_t row =
+      static_cast<std::int64_t>(blockIdx.x) * (kThreads / kRowThreads) + threadIdx.x / kRowThreads;
+  if (row >= rows) return;
   const int t = static_cast<int>(threadIdx.x % kRowThreads);
   const int chunks = static_cast<int>(swiglu_chunks_per_row(d));
-  auto group = [&](std::int64_t first) {
-    const std::int64_t row = first + threadIdx.x / kRowThreads;
-    if (row >= rows) return;
-    for (int base = t; base < chunks; base += kUnroll * kRowThreads) {
-      // NOTE: out may alias gate_up as far as the compiler knows, so loads issued after a store
-      // could not be hoisted above it: every load of the round goes first.
-      GateUpChunk in[kUnroll];
+  for (int base = t; base < chunks; base += kUnroll * kRowThreads) {
+    // NOTE: out may alias gate_up as far as the compiler knows, so loads issued after a store could
+    // not be hoisted above it: every load of the round goes first.
+    GateUpChunk in[kUnroll];
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        const int c = base + u * kRowThreads;
-        if (c < chunks) in[u] = load_gate_up<kVector>(gate_up, row, c, d);
-      }
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        const int c = base + u * kRowThreads;
-        if (c >= chunks) continue;
-        if constexpr (kTable)
-          store_chunk_bf16<kVector>(out + row * d, c, d, swiglu_oai_chunk_with_table<kVector>(in[u], c, d, sigmoid_table));
-        else
-          store_chunk_bf16<kVector>(out + row * d, c, d, swiglu_chunk<kOai, kVector>(in[u], c, d));
-      }
+    for (int u = 0; u < kUnroll; ++u) {
+      const int c = base + u * kRowThreads;
+      if (c < chunks) in[u] = load_gate_up<kVector>(gate_up, row, c, d);
     }
-  };
-  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * kRowsPerBlock;
-  if constexpr (kTable) {
-    for (std::int64_t f = first; f < rows; f += static_cast<std::int64_t>(gridDim.x) * kRowsPerBlock) group(f);
-  } else {
-    group(first);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int c = base + u * kRowThreads;
+      if (c < chunks) store_chunk_bf16<kVector>(out + row * d, c, d, swiglu_chunk<kOai, kVector>(in[u], c, d));
+    }
   }
 }
 
@@ -69,13 +50,8 @@ void swiglu_launch(const SwigluFp8Params& p, const SwigluFp8Buffers& b, void* st
   with_swiglu_variant(p, [&](auto oai, auto vector) {
     with_row_threads(swiglu_chunks_per_row(p.d), kUnroll, [&](auto row_threads) {
       constexpr int kRowThreads = decltype(row_threads)::value;
-      constexpr bool kOai = decltype(oai)::value, kVector = decltype(vector)::value;
-      const unsigned groups = grid_for(p.rows, kThreads / kRowThreads);
-      if (kOai && swiglu_use_table(p, groups))
-        swiglu_kernel<kOai, kVector, kRowThreads, kOai><<<std::min(groups, swiglu_table_grid()), kThreads, 0, s>>>(
-            b.gate_up, b.out, p.rows, p.d);
-      else
-        swiglu_kernel<kOai, kVector, kRowThreads, false><<<groups, kThreads, 0, s>>>(b.gate_up, b.out, p.rows, p.d);
+      swiglu_kernel<decltype(oai)::value, decltype(vector)::value, kRowThreads>
+          <<<grid_for(p.rows, kThreads / kRowThreads), kThreads, 0, s>>>(b.gate_up, b.out, p.rows, p.d);
     });
   });
   gpu_check_launch("swiglu_kernel");

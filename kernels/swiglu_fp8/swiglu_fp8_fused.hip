@@ -14,7 +14,6 @@
 // per token:  the row's amax over its threads (grouped_max_u32), its scale, the bytes;
 // per 1x128:  each group's amax is a 16-lane xor-shuffle max (the same on wave32 and wave64), the
 //             wave's scales are computed one per lane and shuffled back (quantize_group_chunks).
-#include <algorithm>
 #include <type_traits>
 
 #include "kernels/common/block_reduce.hpp"
@@ -28,110 +27,85 @@ namespace {
 constexpr int kRowBlock = 256;
 constexpr int kRowCached = 3;
 
-// kTable (swiglu_oai, large launches): the block fills the sigmoid table first and then walks row
-// groups on a persistent grid, so the fill is paid once per block.
-template <class Format, bool kOai, bool kVector, int kRowThreads, bool kPerToken, bool kTable>
-__global__ __launch_bounds__(kRowBlock, kTable ? kSwigluTableBlocksPerSm : 1) void swiglu_fp8_kernel(const std::uint16_t* gate_up, std::uint16_t* out,
+template <class Format, bool kOai, bool kVector, int kRowThreads, bool kPerToken>
+__global__ __launch_bounds__(kRowBlock) void swiglu_fp8_kernel(const std::uint16_t* gate_up, std::uint16_t* out,
                                                                Fp8Outputs dst, std::int64_t d) {
   __shared__ std::uint32_t max_scratch[kRowBlock / 32];
-  __shared__ float sigmoid_table[kTable ? kSigmoidTableSize : 1];
-  if constexpr (kTable) fill_sigmoid_table(sigmoid_table);
-  auto activate = [&](const GateUpChunk& x, int cc) {
-    if constexpr (kTable)
-      return swiglu_oai_chunk_with_table<kVector>(x, cc, d, sigmoid_table);
-    else
-      return swiglu_chunk<kOai, kVector>(x, cc, d);
-  };
-  constexpr int kRowsPerBlock = kRowBlock / kRowThreads;
+  const std::int64_t row =
+      static_cast<std::int64_t>(blockIdx.x) * (kRowBlock / kRowThreads) + threadIdx.x / kRowThreads;
   const int t = static_cast<int>(threadIdx.x % kRowThreads);
+  // A spare row (past the last) takes part with no chunks: the per-token max has barriers, and the
+  // per-1x128 shuffles may span two rows of one wave (32 threads per row on wave64).
+  const bool live = row < dst.rows;
   const int row_chunks = static_cast<int>(swiglu_chunks_per_row(d));
+  const int chunks = live ? row_chunks : 0;
   const int rounds = (row_chunks + kRowThreads - 1) / kRowThreads;  // the same in the whole block
-  auto group = [&](std::int64_t first) {
-    const std::int64_t row = first + threadIdx.x / kRowThreads;
-    // A spare row (past the last) takes part with no chunks: the per-token max has barriers, and the
-    // per-1x128 shuffles may span two rows of one wave (32 threads per row on wave64).
-    const bool live = row < dst.rows;
-    const int chunks = live ? row_chunks : 0;
 
-    // Loads, then activations into registers (and out).
-    int c[kRowCached];
-    bool in[kRowCached];
-    GateUpChunk x[kRowCached];
+  // Loads, then activations into registers (and out).
+  int c[kRowCached];
+  bool in[kRowCached];
+  GateUpChunk x[kRowCached];
 #pragma unroll
-    for (int k = 0; k < kRowCached; ++k) {
-      c[k] = t + k * kRowThreads;
-      in[k] = c[k] < chunks;
-      if (in[k]) x[k] = load_gate_up<kVector>(gate_up, row, c[k], d);
+  for (int k = 0; k < kRowCached; ++k) {
+    c[k] = t + k * kRowThreads;
+    in[k] = c[k] < chunks;
+    if (in[k]) x[k] = load_gate_up<kVector>(gate_up, row, c[k], d);
+  }
+  Bf16x8 y[kRowCached];
+#pragma unroll
+  for (int k = 0; k < kRowCached; ++k) {
+    y[k] = zero_bf16x8();
+    if (in[k]) {
+      y[k] = swiglu_chunk<kOai, kVector>(x[k], c[k], d);
+      if (out) store_chunk_bf16<kVector>(out + row * d, c[k], d, y[k]);
     }
-    Bf16x8 y[kRowCached];
-#pragma unroll
-    for (int k = 0; k < kRowCached; ++k) {
-      y[k] = zero_bf16x8();
-      if (in[k]) {
-        y[k] = activate(x[k], c[k]);
-        if (out) store_chunk_bf16<kVector>(out + row * d, c[k], d, y[k]);
-      }
-    }
-    // Past the register cache (d > 8 * 3 * 256): recompute.
-    auto recomputed = [&](int cc) { return activate(load_gate_up<kVector>(gate_up, row, cc, d), cc); };
-
-    if constexpr (kPerToken) {
-      std::uint32_t amax = 0;
-#pragma unroll
-      for (int k = 0; k < kRowCached; ++k) amax = max_u32(amax, bf16x8_abs_max_bits(y[k]));  // chunks not held: +0
-      for (int i = kRowCached; i < rounds; ++i) {
-        const int cc = t + i * kRowThreads;
-        if (cc < chunks) {
-          const Bf16x8 v = recomputed(cc);
-          if (out) store_chunk_bf16<kVector>(out + row * d, cc, d, v);
-          amax = max_u32(amax, bf16x8_abs_max_bits(v));
-        }
-      }
-      amax = grouped_max_u32<kRowThreads>(amax, max_scratch);
-      if (live) {
-        const Fp8Scale scale = fp8_scale_from_amax_bits(amax, Format::kFlavour, dst.format);
-        std::uint8_t* q_row = dst.q + row * d;
-        // One branch per row on the scale, so the register-held chunks take only the no-NaN encode.
-        auto store_held = [&](auto no_nan) {
-#pragma unroll
-          for (int k = 0; k < kRowCached; ++k)
-            if (in[k]) store_chunk_fp8<Format, kVector, decltype(no_nan)::value>(q_row, c[k], d, y[k], scale.inverse);
-        };
-        if (fp8_inverse_is_finite(scale.inverse))
-          store_held(std::true_type{});
-        else
-          store_held(std::false_type{});
-        for (int i = kRowCached; i < rounds; ++i) {
-          const int cc = t + i * kRowThreads;
-          if (cc < chunks) store_chunk_fp8<Format, kVector>(q_row, cc, d, recomputed(cc), scale.inverse);
-        }
-        if (t == 0) fp8_store_scale(dst.scales, row, scale, dst.format);
-      }
-      // The next group's max reuses max_scratch: every wave must have read this one's first.
-      if constexpr (kRowThreads > 32) __syncthreads();
-    } else {  // d is a multiple of 128, so a group's 16 lanes are in or out together
-      // Rows per chunk for the scale dealing: a wave holds one row where no wave is wider than it.
-      std::int64_t rows[kRowCached];
-#pragma unroll
-      for (int k = 0; k < kRowCached; ++k) rows[k] = row;
-      quantize_group_chunks<Format, kRowCached, (kRowThreads >= kWidestWave)>(dst, rows, d, c, in, y);
-      for (int i = kRowCached; i < rounds; ++i) {
-        const int cc = t + i * kRowThreads;
-        const bool here = cc < chunks;
-        Bf16x8 v = zero_bf16x8();
-        if (here) {
-          v = recomputed(cc);
-          if (out) store_chunk_bf16<kVector>(out + row * d, cc, d, v);
-        }
-        quantize_group_chunk<Format>(dst, row, cc, d, here, v);
-      }
-    }
+  }
+  // Past the register cache (d > 8 * 3 * 256): recompute.
+  auto recomputed = [&](int cc) {
+    const Bf16x8 v = swiglu_chunk<kOai, kVector>(load_gate_up<kVector>(gate_up, row, cc, d), cc, d);
+    if (out) store_chunk_bf16<kVector>(out + row * d, cc, d, v);
+    return v;
   };
-  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * kRowsPerBlock;
-  if constexpr (kTable) {  // persistent: the trip count depends on the block only (barriers)
-    for (std::int64_t f = first; f < dst.rows; f += static_cast<std::int64_t>(gridDim.x) * kRowsPerBlock) group(f);
-  } else {
-    group(first);
+
+  if constexpr (kPerToken) {
+    std::uint32_t amax = 0;
+#pragma unroll
+    for (int k = 0; k < kRowCached; ++k) amax = max_u32(amax, bf16x8_abs_max_bits(y[k]));  // chunks not held: +0
+    for (int i = kRowCached; i < rounds; ++i)
+      if (t + i * kRowThreads < chunks) amax = max_u32(amax, bf16x8_abs_max_bits(recomputed(t + i * kRowThreads)));
+    amax = grouped_max_u32<kRowThreads>(amax, max_scratch);
+    if (!live) return;
+    const Fp8Scale scale = fp8_scale_from_amax_bits(amax, Format::kFlavour, dst.format);
+    std::uint8_t* q_row = dst.q + row * d;
+    // One branch per row on the scale, so the register-held chunks take only the no-NaN encode.
+    auto store_held = [&](auto no_nan) {
+#pragma unroll
+      for (int k = 0; k < kRowCached; ++k)
+        if (in[k]) store_chunk_fp8<Format, kVector, decltype(no_nan)::value>(q_row, c[k], d, y[k], scale.inverse);
+    };
+    if (fp8_inverse_is_finite(scale.inverse))
+      store_held(std::true_type{});
+    else
+      store_held(std::false_type{});
+    for (int i = kRowCached; i < rounds; ++i) {
+      const int cc = t + i * kRowThreads;
+      if (cc < chunks) {
+        const Bf16x8 v = swiglu_chunk<kOai, kVector>(load_gate_up<kVector>(gate_up, row, cc, d), cc, d);
+        store_chunk_fp8<Format, kVector>(q_row, cc, d, v, scale.inverse);
+      }
+    }
+    if (t == 0) fp8_store_scale(dst.scales, row, scale, dst.format);
+  } else {  // d is a multiple of 128, so a group's 16 lanes are in or out together
+    // Rows per chunk for the scale dealing: a wave holds one row where no wave is wider than it.
+    std::int64_t rows[kRowCached];
+#pragma unroll
+    for (int k = 0; k < kRowCached; ++k) rows[k] = row;
+    quantize_group_chunks<Format, kRowCached, (kRowThreads >= kWidestWave)>(dst, rows, d, c, in, y);
+    for (int i = kRowCached; i < rounds; ++i) {
+      const int cc = t + i * kRowThreads;
+      const bool here = cc < chunks;
+      quantize_group_chunk<Format>(dst, row, cc, d, here, here ? recomputed(cc) : zero_bf16x8());
+    }
   }
 }
 
@@ -148,22 +122,13 @@ void swiglu_fp8_fused_launch(const SwigluFp8Params& p, const SwigluFp8Buffers& b
       constexpr bool kVector = decltype(vector)::value;
       with_row_threads(swiglu_chunks_per_row(p.d), kRowCached, [&](auto row_threads) {
         constexpr int kRowThreads = decltype(row_threads)::value;
-        const unsigned groups = grid_for(p.rows, kRowBlock / kRowThreads);
-        auto launch = [&](auto per_token, auto table) {
-          constexpr bool kTable = kOai && decltype(table)::value;
-          swiglu_fp8_kernel<Format, kOai, kVector, kRowThreads, decltype(per_token)::value, kTable>
-              <<<kTable ? std::min(groups, swiglu_table_grid()) : groups, kRowBlock, 0, s>>>(b.gate_up, out, dst, p.d);
-        };
-        auto with_table = [&](auto per_token) {
-          if (swiglu_use_table(p, groups))
-            launch(per_token, std::true_type{});
-          else
-            launch(per_token, std::false_type{});
-        };
+        const unsigned blocks = grid_for(p.rows, kRowBlock / kRowThreads);
         if (p.granularity == Fp8Granularity::per_token)
-          with_table(std::true_type{});
+          swiglu_fp8_kernel<Format, kOai, kVector, kRowThreads, true>
+              <<<blocks, kRowBlock, 0, s>>>(b.gate_up, out, dst, p.d);
         else if constexpr (kVector)  // per 1x128: d is a multiple of 128
-          with_table(std::false_type{});
+          swiglu_fp8_kernel<Format, kOai, kVector, kRowThreads, false>
+              <<<blocks, kRowBlock, 0, s>>>(b.gate_up, out, dst, p.d);
       });
     });
   });
