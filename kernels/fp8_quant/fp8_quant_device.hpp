@@ -141,16 +141,15 @@ __device__ inline void quantize_group_chunk(const Fp8Outputs& d, std::int64_t ro
     fp8_store_scale(d.scales, fp8_scale_index(row, c / 16, d.rows, n / kFp8GroupSize, d.layout), scale, d.format);
 }
 
-// The 1x128 epilogue of kChunks chunks per thread at once (chunk c[i] of row row[i], each group
+// The 1x128 epilogue of kChunks chunks per thread at once (chunk c[i] of row `row`, each group
 // owned by 16 aligned lanes as in quantize_group_chunk, for every i). A wave holds
 // G = warpSize / 16 groups side by side per i, so G * kChunks groups in all: they are dealt one
 // per lane (lane L takes group slot L % G of chunk index L / G), each scale is computed once, and
 // every lane takes its groups' inverses back by shuffles. Against quantize_group_chunk per chunk,
 // the scale math (a divide) runs once per wave instead of kChunks times. Every lane must call it.
-// kOneRow: every chunk of the wave is in row[0] (no shuffle of the rows).
-template <class Format, int kChunks, bool kOneRow = false>
-__device__ inline void quantize_group_chunks(const Fp8Outputs& d, const std::int64_t (&row)[kChunks],
-                                             std::int64_t n, const int (&c)[kChunks], const bool (&in)[kChunks],
+template <class Format, int kChunks>
+__device__ inline void quantize_group_chunks(const Fp8Outputs& d, std::int64_t row, std::int64_t n,
+                                             const int (&c)[kChunks], const bool (&in)[kChunks],
                                              const Bf16x8 (&y)[kChunks]) {
   static_assert(kChunks <= 16, "one group per lane: G * kChunks <= warpSize");
   const int lane = static_cast<int>(threadIdx.x % warpSize);
@@ -158,28 +157,19 @@ __device__ inline void quantize_group_chunks(const Fp8Outputs& d, const std::int
   const int job = lane / per_wave, job_slot = lane % per_wave;
   std::uint32_t job_amax = 0;
   int job_chunk = -1;  // the chunk of the job's group held by its first lane; -1: no group
-  std::int64_t job_row = row[0];
 #pragma unroll
   for (int i = 0; i < kChunks; ++i) {
     const std::uint32_t amax = group16_max_u32(in[i] ? bf16x8_abs_max_bits(y[i]) : 0u);
     const std::uint32_t a = shfl_u32(amax, job_slot * 16);
     const int chunk = static_cast<int>(shfl_u32(static_cast<unsigned>(in[i] ? c[i] : -1), job_slot * 16));
-    std::int64_t r = row[0];
-    if constexpr (!kOneRow) {  // rows index buffers of fewer than 2^63 bytes: the two words suffice
-      const auto bits = static_cast<std::uint64_t>(row[i]);
-      r = static_cast<std::int64_t>(
-          (static_cast<std::uint64_t>(shfl_u32(static_cast<unsigned>(bits >> 32), job_slot * 16)) << 32) |
-          shfl_u32(static_cast<unsigned>(bits), job_slot * 16));
-    }
     if (job == i) {
       job_amax = a;
       job_chunk = chunk;
-      job_row = r;
     }
   }
   const Fp8Scale scale = fp8_scale_from_amax_bits(job_amax, Format::kFlavour, d.format);
   if (job_chunk >= 0)
-    fp8_store_scale(d.scales, fp8_scale_index(job_row, job_chunk / 16, d.rows, n / kFp8GroupSize, d.layout), scale,
+    fp8_store_scale(d.scales, fp8_scale_index(row, job_chunk / 16, d.rows, n / kFp8GroupSize, d.layout), scale,
                     d.format);
   float inverse[kChunks];
   bool finite = true;
@@ -192,23 +182,12 @@ __device__ inline void quantize_group_chunks(const Fp8Outputs& d, const std::int
   if (finite) {
 #pragma unroll
     for (int i = 0; i < kChunks; ++i)
-      if (in[i]) quantize_store_bf16x8_as<Format, true>(y[i], inverse[i], d.q + row[i] * n + c[i] * 8);
+      if (in[i]) quantize_store_bf16x8_as<Format, true>(y[i], inverse[i], d.q + row * n + c[i] * 8);
   } else {
 #pragma unroll
     for (int i = 0; i < kChunks; ++i)
-      if (in[i]) quantize_store_bf16x8<Format>(y[i], inverse[i], d.q + row[i] * n + c[i] * 8);
+      if (in[i]) quantize_store_bf16x8<Format>(y[i], inverse[i], d.q + row * n + c[i] * 8);
   }
-}
-
-// The same for chunks that all lie in one row (the wave's).
-template <class Format, int kChunks>
-__device__ inline void quantize_group_chunks(const Fp8Outputs& d, std::int64_t row, std::int64_t n,
-                                             const int (&c)[kChunks], const bool (&in)[kChunks],
-                                             const Bf16x8 (&y)[kChunks]) {
-  std::int64_t rows[kChunks];
-#pragma unroll
-  for (int i = 0; i < kChunks; ++i) rows[i] = row;
-  quantize_group_chunks<Format, kChunks, true>(d, rows, n, c, in, y);
 }
 
 inline unsigned grid_for(std::int64_t work, std::int64_t per_block) {

@@ -34,8 +34,7 @@ __global__ __launch_bounds__(kRowBlock) void swiglu_fp8_kernel(const std::uint16
   const std::int64_t row =
       static_cast<std::int64_t>(blockIdx.x) * (kRowBlock / kRowThreads) + threadIdx.x / kRowThreads;
   const int t = static_cast<int>(threadIdx.x % kRowThreads);
-  // A spare row (past the last) takes part with no chunks: the per-token max has barriers, and the
-  // per-1x128 shuffles may span two rows of one wave (32 threads per row on wave64).
+  // A spare row (past the last) takes part with no chunks: the per-token max has barriers.
   const bool live = row < dst.rows;
   const int row_chunks = static_cast<int>(swiglu_chunks_per_row(d));
   const int chunks = live ? row_chunks : 0;
@@ -96,11 +95,8 @@ __global__ __launch_bounds__(kRowBlock) void swiglu_fp8_kernel(const std::uint16
     }
     if (t == 0) fp8_store_scale(dst.scales, row, scale, dst.format);
   } else {  // d is a multiple of 128, so a group's 16 lanes are in or out together
-    // Rows per chunk for the scale dealing: a wave holds one row where no wave is wider than it.
-    std::int64_t rows[kRowCached];
-#pragma unroll
-    for (int k = 0; k < kRowCached; ++k) rows[k] = row;
-    quantize_group_chunks<Format, kRowCached, (kRowThreads >= kWidestWave)>(dst, rows, d, c, in, y);
+    static_assert(kRowThreads >= kWidestWave, "the scale dealing needs the wave inside one row");
+    quantize_group_chunks<Format>(dst, row, d, c, in, y);
     for (int i = kRowCached; i < rounds; ++i) {
       const int cc = t + i * kRowThreads;
       const bool here = cc < chunks;
@@ -123,12 +119,15 @@ void swiglu_fp8_fused_launch(const SwigluFp8Params& p, const SwigluFp8Buffers& b
       with_row_threads(swiglu_chunks_per_row(p.d), kRowCached, [&](auto row_threads) {
         constexpr int kRowThreads = decltype(row_threads)::value;
         const unsigned blocks = grid_for(p.rows, kRowBlock / kRowThreads);
-        if (p.granularity == Fp8Granularity::per_token)
+        if (p.granularity == Fp8Granularity::per_token) {
           swiglu_fp8_kernel<Format, kOai, kVector, kRowThreads, true>
               <<<blocks, kRowBlock, 0, s>>>(b.gate_up, out, dst, p.d);
-        else if constexpr (kVector)  // per 1x128: d is a multiple of 128
-          swiglu_fp8_kernel<Format, kOai, kVector, kRowThreads, false>
-              <<<blocks, kRowBlock, 0, s>>>(b.gate_up, out, dst, p.d);
+        } else if constexpr (kVector) {  // per 1x128: d is a multiple of 128
+          // Its scales are dealt over a wave, so a row spans at least a wave (wave64: 64 threads).
+          constexpr int kGroupRowThreads = kRowThreads < kWidestWave ? kWidestWave : kRowThreads;
+          swiglu_fp8_kernel<Format, kOai, kVector, kGroupRowThreads, false>
+              <<<grid_for(p.rows, kRowBlock / kGroupRowThreads), kRowBlock, 0, s>>>(b.gate_up, out, dst, p.d);
+        }
       });
     });
   });
