@@ -142,7 +142,7 @@ TEST(SwigluFp8, OaiClampsGateAtSevenAndUpAtPlusMinusSeven) {
 
 // swiglu_oai uses the sigmoid variant for z <= 86 (z <= 11.92 there): the same bits as
 // exact_sigmoid for every non-NaN bf16 gate (a NaN gate gives +0 there and NaN out through g), and
-// so the same activation.
+// so the same activation, also in the kernels' two-step form.
 TEST(SwigluFp8, OaiSigmoidVariantEqualsExactSigmoidOnEveryBf16Gate) {
   for (std::uint32_t b = 0; b < 0x10000u; ++b) {
     const float g = swiglu_oai_gate(bf16_to_float(static_cast<std::uint16_t>(b)));
@@ -153,10 +153,15 @@ TEST(SwigluFp8, OaiSigmoidVariantEqualsExactSigmoidOnEveryBf16Gate) {
       ASSERT_EQ(float_bits(exact_sigmoid_z_at_most_86(z)), float_bits(exact_sigmoid(z))) << std::hex << b;
     for (float up : {-8.0f, -1.0f, 0.0f, 0.375f, 7.0f}) {
       const float got = oai(bits_float(b << 16), up), want = (g * exact_sigmoid(z)) * (swiglu_oai_up(up) + 1.0f);
+      // The kernels' two-step form (all denominators of a chunk, then the divides).
+      const float u = swiglu_oai_up(up);
+      const float two_step = swiglu_oai_from_denominator(g, u, swiglu_oai_denominator(g));
       if (g != g) {  // with two NaN operands the host's NaN bits follow the compiler's operand order
         ASSERT_TRUE(got != got) << std::hex << b;
+        ASSERT_TRUE(two_step != two_step) << std::hex << b;
       } else {
         ASSERT_EQ(float_bits(got), float_bits(want)) << std::hex << b;
+        ASSERT_EQ(float_bits(two_step), float_bits(got)) << std::hex << b;
       }
     }
   }
