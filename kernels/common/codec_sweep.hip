@@ -6,6 +6,7 @@
 #include "reference/codecs/e8m0.hpp"
 #include "reference/codecs/fp8.hpp"
 #include "reference/math/exact_exp.hpp"
+#include "reference/math/ieee_reciprocal.hpp"
 
 namespace fb {
 namespace {
@@ -32,6 +33,9 @@ __global__ __launch_bounds__(kThreads) void codec_sweep_kernel(std::uint32_t fir
   } else if constexpr (kWhich == CodecSweep::sigmoid_z_at_most_86) {
     static_cast<float*>(out)[i] = exact_sigmoid_z_at_most_86(lo);
     static_cast<float*>(out)[i + 1] = exact_sigmoid_z_at_most_86(hi);
+  } else if constexpr (kWhich == CodecSweep::ieee_reciprocal_in_range) {
+    static_cast<float*>(out)[i] = ieee_reciprocal_in_range(lo);
+    static_cast<float*>(out)[i + 1] = ieee_reciprocal_in_range(hi);
   } else {
     auto one = [](float x) -> std::uint8_t {
       if constexpr (kWhich == CodecSweep::e2m1_rne) return e2m1_from_float(x, Fp4Rounding::rne);
@@ -55,7 +59,10 @@ void launch(std::uint32_t first, std::uint32_t count, void* out, hipStream_t str
 
 std::size_t codec_sweep_output_bytes(CodecSweep which) {
   if (which == CodecSweep::bf16) return 2;
-  return which == CodecSweep::exact_exp || which == CodecSweep::sigmoid_z_at_most_86 ? 4 : 1;
+  return which == CodecSweep::exact_exp || which == CodecSweep::sigmoid_z_at_most_86 ||
+                 which == CodecSweep::ieee_reciprocal_in_range
+             ? 4
+             : 1;
 }
 
 void codec_sweep_launch(CodecSweep which, std::uint32_t first, std::uint32_t count, void* out, void* stream) {
@@ -71,6 +78,9 @@ void codec_sweep_launch(CodecSweep which, std::uint32_t first, std::uint32_t cou
     case CodecSweep::e8m0_floor: launch<CodecSweep::e8m0_floor>(first, count, out, s); break;
     case CodecSweep::exact_exp: launch<CodecSweep::exact_exp>(first, count, out, s); break;
     case CodecSweep::sigmoid_z_at_most_86: launch<CodecSweep::sigmoid_z_at_most_86>(first, count, out, s); break;
+    case CodecSweep::ieee_reciprocal_in_range:
+      launch<CodecSweep::ieee_reciprocal_in_range>(first, count, out, s);
+      break;
   }
   gpu_check_launch("codec_sweep_kernel");
 }

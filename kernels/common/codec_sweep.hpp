@@ -20,6 +20,7 @@ enum class CodecSweep : std::uint8_t {
   e8m0_floor,       // 1 byte
   exact_exp,        // 4 bytes
   sigmoid_z_at_most_86,  // 4 bytes: exact_sigmoid_z_at_most_86 (compared on z <= 86 and NaN)
+  ieee_reciprocal_in_range,  // 4 bytes: ieee_reciprocal_in_range (compared with 1 / x on [1, 2^126))
 };
 
 std::size_t codec_sweep_output_bytes(CodecSweep which);

@@ -7,6 +7,7 @@
 #include "kernels/common/bf16_chunks.hpp"
 #include "kernels/swiglu_fp8/swiglu_fp8.hpp"
 #include "kernels/swiglu_fp8/swiglu_fp8_math.hpp"
+#include "reference/math/ieee_reciprocal.hpp"
 
 namespace fb {
 
@@ -69,13 +70,26 @@ __device__ inline Bf16x8 swiglu_chunk(const GateUpChunk& in, std::int64_t c, std
     const GateUpChunk clamped = clamp_oai_chunk(in);
     widen(clamped.gate, gate);
     widen(clamped.up, up);
-    // All 8 denominators first: they form one straight-line block the scheduler can interleave,
-    // where each IEEE divide's slow-path branch would otherwise fence one element from the next.
+    // All 8 denominators first, then their IEEE reciprocals: without the division's range guard
+    // when all 8 are below 2^126 (any gate above -51.3: one test and branch per chunk), else by
+    // division. The guard's per-element branch would also fence one element from the next.
     float denominator[8];
+    bool in_range = true;
 #pragma unroll
-    for (int j = 0; j < 8; ++j) denominator[j] = swiglu_oai_denominator(gate[j]);
+    for (int j = 0; j < 8; ++j) {
+      denominator[j] = swiglu_oai_denominator(gate[j]);
+      in_range = in_range && denominator[j] < kIeeeReciprocalRangeLimit;
+    }
+    float sigmoid[8];
+    if (in_range) {
 #pragma unroll
-    for (int j = 0; j < 8; ++j) out[j] = swiglu_oai_from_denominator(gate[j], up[j], denominator[j]);
+      for (int j = 0; j < 8; ++j) sigmoid[j] = ieee_reciprocal_in_range(denominator[j]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < 8; ++j) sigmoid[j] = 1.0f / denominator[j];
+    }
+#pragma unroll
+    for (int j = 0; j < 8; ++j) out[j] = swiglu_oai_from_sigmoid(gate[j], up[j], sigmoid[j]);
 #endif
   } else {
     widen(in.gate, gate);

@@ -23,14 +23,17 @@ FB_HD float swiglu_oai_up(float up) {
   return up > kSwigluOaiLimit ? kSwigluOaiLimit : (up < -kSwigluOaiLimit ? -kSwigluOaiLimit : up);
 }
 
-// The activation of clamped inputs (g <= 7 or NaN, u in [-7, 7] or NaN), in two steps so the
-// kernels can form a chunk's denominators before its divides. z <= 11.92, so the sigmoid is
+// The activation of clamped inputs (g <= 7 or NaN, u in [-7, 7] or NaN), in steps so the kernels
+// can form a chunk's denominators before its reciprocals (and take those without a range guard
+// where every denominator is below 2^126: reference/math/ieee_reciprocal.hpp). z <= 11.92, so the sigmoid is
 // exact_sigmoid's bitwise-equal variant for z <= 86 (1 / denominator); where g is NaN that variant
 // gives +0 and out is NaN through the product with g.
 FB_HD float swiglu_oai_denominator(float g) { return sigmoid_denominator_z_at_most_86(kSwigluOaiAlpha * g); }
 
+FB_HD float swiglu_oai_from_sigmoid(float g, float u, float sigmoid) { return (g * sigmoid) * (u + 1.0f); }
+
 FB_HD float swiglu_oai_from_denominator(float g, float u, float denominator) {
-  return (g * (1.0f / denominator)) * (u + 1.0f);
+  return swiglu_oai_from_sigmoid(g, u, 1.0f / denominator);
 }
 
 FB_HD float swiglu_oai_of_clamped(float g, float u) {

@@ -82,8 +82,8 @@ FB_HD float exact_sigmoid(float z) { return 1.0f / (1.0f + exact_exp(-z)); }
 // exact_sigmoid(z) for z <= 86, bit for bit (tests/reference/exact_exp_test sweeps every fp32
 // z <= 86), in fewer instructions, for callers whose z is bounded (swiglu_oai: z = 1.702 g, g <= 7):
 //  - x = -z >= -86: exp's lower clamp is dead and k >= -124, so 2^(k-1) is a normal fp32, and
-//    p * 2^k rounds once as (2p) * 2^(k-1), with 2p exact from exp_polynomial(r, 2): one multiply
-//    and one shift-add instead of two of each.
+//    p * 2^k is (2p) * 2^(k-1), with 2p exact from exp_polynomial(r, 2), so the denominator
+//    1 + p * 2^k is one fma and one shift-add instead of two multiplies, two shift-adds and an add.
 //  - no NaN select: a NaN z takes the clamp as z = -inf does and gives +0 on every platform.
 //    Callers must carry the NaN in another operand (swiglu_oai multiplies by g, which is that NaN).
 // Its denominator 1 + e^-z, for callers that form several before dividing: the divide's slow-path
@@ -93,7 +93,9 @@ FB_HD float sigmoid_denominator_z_at_most_86(float z) {
   const detail::ExpReduced red = detail::exp_reduce(x < 89.0f ? x : 89.0f);
   // bits(t) << 23 = k << 23 (mod 2^32), plus the bits of 2^-1: the bits of 2^(k-1).
   const float two_k_minus_1 = bits_float((float_bits(red.t) << 23) + 0x3F000000u);
-  return 1.0f + detail::exp_polynomial(red.r, 2.0f) * two_k_minus_1;
+  // (2p) * 2^(k-1) is exact (a normal times a normal power of two) or overflows to +inf, so one fma
+  // rounds 1 + e^-z exactly as the multiply then the add would.
+  return fma32(detail::exp_polynomial(red.r, 2.0f), two_k_minus_1, 1.0f);
 }
 
 FB_HD float exact_sigmoid_z_at_most_86(float z) { return 1.0f / sigmoid_denominator_z_at_most_86(z); }

@@ -1,7 +1,8 @@
 // The numeric core on the device equals the host on every fp32 input: fp8 (e4m3fn through the
 // hardware conversion on sm_89+, e4m3fnuz in software), bf16, e2m1 (both roundings), e8m0 (three
-// rules) and the project exp. Byte-exact, NaN encodings included, except exp of a NaN input, which
-// must be a NaN of any payload (GPUs return their canonical NaN). Skipped without a GPU.
+// rules), the project exp, and the guard-free IEEE reciprocal on its range. Byte-exact, NaN
+// encodings included, except exp of a NaN input, which must be a NaN of any payload (GPUs return
+// their canonical NaN). Skipped without a GPU.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -51,13 +52,18 @@ void host_codec(CodecSweep which, std::uint32_t u, std::uint8_t* out) {
       std::memcpy(out, &e, 4);
       break;
     }
+    case CodecSweep::ieee_reciprocal_in_range: {  // the IEEE division, on [1, 2^126)
+      const float r = 1.0f / x;
+      std::memcpy(out, &r, 4);
+      break;
+    }
   }
 }
 
 std::string codec_test_name(const ::testing::TestParamInfo<CodecSweep>& info) {
   static const char* const kNames[] = {"fp8_e4m3fn",     "fp8_e4m3fnuz", "bf16",      "e2m1_rne",  "e2m1_half_away",
                                        "e8m0_roundup", "e8m0_even",    "e8m0_floor", "exact_exp",
-                                       "sigmoid_z_at_most_86"};
+                                       "sigmoid_z_at_most_86", "ieee_reciprocal_in_range"};
   return kNames[static_cast<int>(info.param)];
 }
 
@@ -94,6 +100,8 @@ TEST_P(DeviceCodecs, EveryFp32InputGivesTheHostBytes) {
       // The bounded sigmoid's contract covers z <= 86 and NaN; above, its arithmetic leaves fp32's
       // range and the NaN payloads are the platform's.
       if (which == CodecSweep::sigmoid_z_at_most_86 && !is_nan_bits(u) && !(bits_float(u) <= 86.0f)) continue;
+      // The guard-free reciprocal's range is its callers' promise: [1, 2^126), every input there.
+      if (which == CodecSweep::ieee_reciprocal_in_range && (u < 0x3F800000u || u >= 0x7E800000u)) continue;
       if (which == CodecSweep::exact_exp && is_nan_bits(u)) {
         float h;
         std::memcpy(&h, have, 4);
@@ -119,7 +127,7 @@ INSTANTIATE_TEST_SUITE_P(AllCodecs, DeviceCodecs,
                                            CodecSweep::e2m1_rne, CodecSweep::e2m1_half_away,
                                            CodecSweep::e8m0_roundup, CodecSweep::e8m0_even,
                                            CodecSweep::e8m0_floor, CodecSweep::exact_exp,
-                                           CodecSweep::sigmoid_z_at_most_86),
+                                           CodecSweep::sigmoid_z_at_most_86, CodecSweep::ieee_reciprocal_in_range),
                          codec_test_name);
 #else
 TEST(DeviceCodecs, NeedsAGpuBuild) { GTEST_SKIP() << "built without a GPU backend"; }

@@ -339,5 +339,64 @@ TEST(SwigluFp8, GpuMatchesEmulationBitwise) {
   }
 }
 
+
+// Every bf16 gate (with ups on both sides of the clamps) through the GPU's activation, in the
+// chain's kernel and in the fused producer's bf16 out: the emulation's bytes, and NaN where the
+// emulation gives NaN (the payload is the platform's). This covers swiglu_oai's guard-free
+// reciprocal and its division fallback (gates below -51.3) for every gate the kernels can see.
+#if FUSEBENCH_HAS_GPU  // the launchers exist in GPU builds only
+TEST(SwigluFp8, GpuActivationEqualsEmulationOnEveryBf16Gate) {
+  FB_SKIP_WITHOUT_GPU();
+  constexpr std::int64_t kD = 1024, kRows = 0x10000 / kD;
+  const float ups[] = {-7.5f, -1.0f, 0.375f, 3.0f, 7.0f, 100.0f, -0.0f};
+  std::vector<std::uint16_t> gate_up(kRows * 2 * kD);
+  for (std::int64_t r = 0; r < kRows; ++r)
+    for (std::int64_t j = 0; j < kD; ++j) {
+      gate_up[r * 2 * kD + j] = static_cast<std::uint16_t>(r * kD + j);
+      gate_up[r * 2 * kD + kD + j] = bf16_from_float(ups[(r * kD + j) % std::size(ups)]);
+    }
+  void* stream = gpu::create_stream();
+  void* device_in = gpu::allocate(gate_up.size() * 2);
+  void* device_out = gpu::allocate(kRows * kD * 2);
+  void* device_q = gpu::allocate(kRows * kD);
+  void* device_scales = gpu::allocate(kRows * 4);
+  gpu::copy_to_device(device_in, gate_up.data(), gate_up.size() * 2);
+  for (SwigluActivation activation : {SwigluActivation::swiglu_oai, SwigluActivation::silu}) {
+    SwigluFp8Params p;
+    p.rows = kRows;
+    p.d = kD;
+    p.activation = activation;
+    p.write_out = true;
+    std::vector<std::uint16_t> want(kRows * kD);
+    swiglu_emu(p, SwigluFp8Buffers{gate_up.data(), want.data(), nullptr, nullptr});
+    for (bool fused : {false, true}) {
+      gpu::fill_bytes(device_out, 0x5A, kRows * kD * 2, stream);  // poison: a finite bf16, never NaN
+      const SwigluFp8Buffers b{static_cast<const std::uint16_t*>(device_in), static_cast<std::uint16_t*>(device_out),
+                               static_cast<std::uint8_t*>(device_q), device_scales};
+      (fused ? swiglu_fp8_fused_launch : swiglu_launch)(p, b, stream);
+      gpu::synchronize(stream);
+      std::vector<std::uint16_t> got(kRows * kD);
+      gpu::copy_to_host(got.data(), device_out, got.size() * 2);
+      std::int64_t nan = 0;
+      for (std::int64_t i = 0; i < kRows * kD; ++i) {
+        const float w = bf16_to_float(want[i]);
+        if (w != w) {
+          ++nan;
+          ASSERT_TRUE(bf16_to_float(got[i]) != bf16_to_float(got[i])) << std::hex << "gate 0x" << i;
+        } else {
+          ASSERT_EQ(got[i], want[i]) << std::hex << "gate 0x" << i << " fused " << fused;
+        }
+      }
+      EXPECT_GE(nan, 2 * 127);  // the NaN gates at least
+    }
+  }
+  gpu::release(device_scales);
+  gpu::release(device_q);
+  gpu::release(device_out);
+  gpu::release(device_in);
+  gpu::destroy_stream(stream);
+}
+#endif
+
 }  // namespace
 }  // namespace fb
