@@ -44,7 +44,7 @@ __device__ inline Bf16x8 pack_bf16x8(const float (&f)[8], std::int64_t c, std::i
   Bf16x8 v;
   bool any_nan = false;
 #pragma unroll
-  for (int j = 0; j < 8; ++j) any_nan = any_nan || f[j] != f[j];
+  for (int j = 0; j < 8; j += 2) any_nan = any_nan || f[j] != f[j] || f[j + 1] != f[j + 1];  // one test per pair
   if (kVector && !any_nan) {  // pairs: the hardware conversion where there is one
     v.words.x = bf16x2_from_float_no_nan(f[0], f[1]);
     v.words.y = bf16x2_from_float_no_nan(f[2], f[3]);

@@ -26,7 +26,10 @@ __device__ inline std::uint32_t group16_max_u32(std::uint32_t v) {
 template <int kGroup>
 __device__ inline std::uint32_t grouped_max_u32(std::uint32_t v, std::uint32_t* scratch) {
   const int width = kGroup < warpSize ? kGroup : warpSize;
-  for (int mask = width / 2; mask > 0; mask >>= 1) {
+  constexpr int kMaxWidth = kGroup < kWidestWave ? kGroup : kWidestWave;  // a bound known at compile time
+#pragma unroll
+  for (int mask = kMaxWidth / 2; mask > 0; mask >>= 1) {
+    if (mask >= width) continue;  // wave32 on a wave64 platform
     const std::uint32_t other = shfl_xor_u32(v, mask);
     v = other > v ? other : v;
   }

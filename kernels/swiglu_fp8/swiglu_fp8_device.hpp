@@ -45,6 +45,18 @@ __device__ inline std::uint32_t max_nan_bf16x2(std::uint32_t a, std::uint32_t b)
   return d;
 }
 
+// Whether all 8 values are >= the bound (given twice, as a bf16 pair); false where any is NaN.
+__device__ inline bool bf16x8_all_at_least(const Bf16x8& v, std::uint32_t bound_x2) {
+  const uint4& w = v.words;
+  const std::uint32_t m = min_nan_bf16x2(min_nan_bf16x2(w.x, w.y), min_nan_bf16x2(w.z, w.w));
+  std::uint32_t all;
+  asm("{\n .reg .pred lo, hi;\n setp.ge.bf16x2 lo|hi, %1, %2;\n and.pred lo, lo, hi;\n selp.u32 %0, 1, 0, lo;\n}"
+      : "=r"(all)
+      : "r"(m), "r"(bound_x2));
+  return all != 0;
+}
+inline constexpr std::uint32_t kBf16x2Minus51 = 0xC24CC24Cu;  // kSwigluOaiInRangeGate, twice
+
 __device__ inline GateUpChunk clamp_oai_chunk(GateUpChunk in) {
   constexpr std::uint32_t kPlus7 = 0x40E040E0u, kMinus7 = 0xC0E0C0E0u;  // bf16 +7 and -7, twice
   uint4& g = in.gate.words;
@@ -70,23 +82,20 @@ __device__ inline Bf16x8 swiglu_chunk(const GateUpChunk& in, std::int64_t c, std
     const GateUpChunk clamped = clamp_oai_chunk(in);
     widen(clamped.gate, gate);
     widen(clamped.up, up);
-    // All 8 denominators first, then their IEEE reciprocals: without the division's range guard
-    // when all 8 are below 2^126 (any gate above -51.3: one test and branch per chunk), else by
-    // division. The guard's per-element branch would also fence one element from the next.
-    float denominator[8];
-    bool in_range = true;
-#pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      denominator[j] = swiglu_oai_denominator(gate[j]);
-      in_range = in_range && denominator[j] < kIeeeReciprocalRangeLimit;
-    }
+    // Where all 8 gates are at least -51 (one packed test per chunk), the denominators need no
+    // clamp and their IEEE reciprocals no range guard; all 8 denominators first, then the
+    // reciprocals, in one straight-line block. Otherwise (never in ordinary data) the clamped
+    // denominators and IEEE divides.
     float sigmoid[8];
-    if (in_range) {
+    if (bf16x8_all_at_least(clamped.gate, kBf16x2Minus51)) {
+      float denominator[8];
+#pragma unroll
+      for (int j = 0; j < 8; ++j) denominator[j] = swiglu_oai_denominator_in_range(gate[j]);
 #pragma unroll
       for (int j = 0; j < 8; ++j) sigmoid[j] = ieee_reciprocal_in_range(denominator[j]);
     } else {
 #pragma unroll
-      for (int j = 0; j < 8; ++j) sigmoid[j] = 1.0f / denominator[j];
+      for (int j = 0; j < 8; ++j) sigmoid[j] = 1.0f / swiglu_oai_denominator(gate[j]);
     }
 #pragma unroll
     for (int j = 0; j < 8; ++j) out[j] = swiglu_oai_from_sigmoid(gate[j], up[j], sigmoid[j]);

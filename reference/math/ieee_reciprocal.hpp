@@ -9,15 +9,13 @@
 // IEEE reciprocal's bits, not an approximation: tests/kernels/device_codecs_test.cpp checks it
 // against 1.0f / d on every fp32 in the range. Elsewhere (the host, AMD) it is the division itself.
 //
-// Callers whose d can reach 2^126 or more (a sigmoid of z < -87.3) test for it and divide instead:
-// kIeeeReciprocalRangeLimit.
+// Callers whose d can reach 2^126 or more (a sigmoid denominator for z < -87.3) must test for that
+// and divide instead (swiglu_fp8_device.hpp tests its gates).
 #pragma once
 
 #include "reference/codecs/host_device.hpp"
 
 namespace fb {
-
-inline constexpr float kIeeeReciprocalRangeLimit = 8.507059173023462e37f;  // 2^126: 1/d would be subnormal
 
 FB_HD float ieee_reciprocal_in_range(float d) {
 #if FB_DEVICE_PASS && defined(__CUDA_ARCH__)
