@@ -10,23 +10,14 @@
 
 namespace fb {
 
-// L2 prefetch of the cache line holding p. NVIDIA: prefetch.global.L2. AMD has no such instruction
-// on CDNA2/3: there it does nothing.
+// L2 prefetch of the 16 bytes at p (its cache line). NVIDIA: prefetch.global.L2. AMD has no such
+// instruction on CDNA2/3: there it does nothing.
 __device__ inline void prefetch_l2(const void* p) {
 #if defined(__CUDA_ARCH__)
   asm volatile("prefetch.global.L2 [%0];" : : "l"(p));
 #else
   (void)p;
 #endif
-}
-
-// The block reads ahead the contiguous bytes [p, p + bytes) together: one 128-byte line per thread
-// (a prefetch per thread of its own 16-byte loads would ask for each line 8 times and cost six
-// instructions a thread: run b747399 measured that slower).
-__device__ inline void prefetch_l2_block_range(const void* p, std::int64_t bytes) {
-  for (std::int64_t offset = static_cast<std::int64_t>(threadIdx.x) * 128; offset < bytes;
-       offset += static_cast<std::int64_t>(blockDim.x) * 128)
-    prefetch_l2(static_cast<const char*>(p) + offset);
 }
 
 // The rows one wave of blocks covers: SMs x blocks per SM x rows per block, the distance from a

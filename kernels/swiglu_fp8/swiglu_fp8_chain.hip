@@ -28,8 +28,11 @@ __global__ __launch_bounds__(kThreads) void swiglu_kernel(const std::uint16_t* g
   const int t = static_cast<int>(threadIdx.x % kRowThreads);
   const int chunks = static_cast<int>(swiglu_chunks_per_row(d));
   // The same L2 read-ahead as the fused producer's: the rows of the block that follows on the SM.
-  prefetch_gate_up_rows(gate_up, static_cast<std::int64_t>(blockIdx.x) * (kThreads / kRowThreads),
-                        kThreads / kRowThreads, read_ahead_rows, rows, d);
+  if (read_ahead_rows > 0 && row + read_ahead_rows < rows) {
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      if (t + u * kRowThreads < chunks) prefetch_gate_up(gate_up, row + read_ahead_rows, t + u * kRowThreads, d);
+  }
   for (int base = t; base < chunks; base += kUnroll * kRowThreads) {
     // NOTE: out may alias gate_up as far as the compiler knows, so loads issued after a store could
     // not be hoisted above it: every load of the round goes first.

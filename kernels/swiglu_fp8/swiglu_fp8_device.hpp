@@ -27,14 +27,11 @@ __device__ inline GateUpChunk load_gate_up(const std::uint16_t* gate_up, std::in
   return GateUpChunk{load_chunk<kVector>(gate_row, c, d), load_chunk<kVector>(gate_row + d, c, d)};
 }
 
-// L2 read-ahead (kernels/common/l2_prefetch.hpp) of the rows of the block `ahead` rows after the
-// one whose first row is `first`, `count` rows at most, clipped to the tensor: gate_up rows are
-// contiguous, so it is one range. Every thread of the block calls it.
-__device__ inline void prefetch_gate_up_rows(const std::uint16_t* gate_up, std::int64_t first, std::int64_t count,
-                                             std::int64_t ahead, std::int64_t rows, std::int64_t d) {
-  if (ahead <= 0 || first + ahead >= rows) return;
-  const std::int64_t n = first + ahead + count <= rows ? count : rows - first - ahead;
-  prefetch_l2_block_range(gate_up + (first + ahead) * 2 * d, n * 2 * d * 2);
+// L2 read-ahead of the same two chunks (kernels/common/l2_prefetch.hpp).
+__device__ inline void prefetch_gate_up(const std::uint16_t* gate_up, std::int64_t row, std::int64_t c, std::int64_t d) {
+  const std::uint16_t* gate_row = gate_up + row * 2 * d;
+  prefetch_l2(gate_row + c * 8);
+  prefetch_l2(gate_row + d + c * 8);
 }
 
 // Blocks per SM the row kernels (256 threads, at most 64 registers) run at: the read-ahead distance.

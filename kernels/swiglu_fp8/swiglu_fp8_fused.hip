@@ -52,8 +52,11 @@ __global__ __launch_bounds__(kRowBlock) void swiglu_fp8_kernel(const std::uint16
     if (in[k]) x[k] = load_gate_up<kVector>(gate_up, row, c[k], d);
   }
   // The rows of the block that will follow this one on its SM, into L2 while this one computes.
-  prefetch_gate_up_rows(gate_up, static_cast<std::int64_t>(blockIdx.x) * (kRowBlock / kRowThreads),
-                        kRowBlock / kRowThreads, read_ahead_rows, dst.rows, d);
+  if (read_ahead_rows > 0 && row + read_ahead_rows < dst.rows) {
+#pragma unroll
+    for (int k = 0; k < kRowCached; ++k)
+      if (c[k] < row_chunks) prefetch_gate_up(gate_up, row + read_ahead_rows, c[k], d);
+  }
   Bf16x8 y[kRowCached];
 #pragma unroll
   for (int k = 0; k < kRowCached; ++k) {
