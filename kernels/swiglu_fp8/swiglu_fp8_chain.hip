@@ -20,19 +20,12 @@ constexpr int kUnroll = 3;
 
 template <bool kOai, bool kVector, int kRowThreads>
 __global__ __launch_bounds__(kThreads) void swiglu_kernel(const std::uint16_t* gate_up, std::uint16_t* out,
-                                                          std::int64_t rows, std::int64_t d,
-                                                          std::int64_t read_ahead_rows) {
+                                                          std::int64_t rows, std::int64_t d) {
   const std::int64_t row =
       static_cast<std::int64_t>(blockIdx.x) * (kThreads / kRowThreads) + threadIdx.x / kRowThreads;
   if (row >= rows) return;
   const int t = static_cast<int>(threadIdx.x % kRowThreads);
   const int chunks = static_cast<int>(swiglu_chunks_per_row(d));
-  // The same L2 read-ahead as the fused producer's: the rows of the block that follows on the SM.
-  if (read_ahead_rows > 0 && row + read_ahead_rows < rows) {
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u)
-      if (t + u * kRowThreads < chunks) prefetch_gate_up(gate_up, row + read_ahead_rows, t + u * kRowThreads, d);
-  }
   for (int base = t; base < chunks; base += kUnroll * kRowThreads) {
     // NOTE: out may alias gate_up as far as the compiler knows, so loads issued after a store could
     // not be hoisted above it: every load of the round goes first.
@@ -58,8 +51,7 @@ void swiglu_launch(const SwigluFp8Params& p, const SwigluFp8Buffers& b, void* st
     with_row_threads(swiglu_chunks_per_row(p.d), kUnroll, [&](auto row_threads) {
       constexpr int kRowThreads = decltype(row_threads)::value;
       swiglu_kernel<decltype(oai)::value, decltype(vector)::value, kRowThreads>
-          <<<grid_for(p.rows, kThreads / kRowThreads), kThreads, 0, s>>>(
-              b.gate_up, b.out, p.rows, p.d, rows_per_wave(kSwigluBlocksPerSm, kThreads / kRowThreads));
+          <<<grid_for(p.rows, kThreads / kRowThreads), kThreads, 0, s>>>(b.gate_up, b.out, p.rows, p.d);
     });
   });
   gpu_check_launch("swiglu_kernel");

@@ -5,7 +5,6 @@
 #include <type_traits>
 
 #include "kernels/common/bf16_chunks.hpp"
-#include "kernels/common/l2_prefetch.hpp"
 #include "kernels/swiglu_fp8/swiglu_fp8.hpp"
 #include "kernels/swiglu_fp8/swiglu_fp8_math.hpp"
 #include "reference/math/ieee_reciprocal.hpp"
@@ -26,16 +25,6 @@ __device__ inline GateUpChunk load_gate_up(const std::uint16_t* gate_up, std::in
   const std::uint16_t* gate_row = gate_up + row * 2 * d;
   return GateUpChunk{load_chunk<kVector>(gate_row, c, d), load_chunk<kVector>(gate_row + d, c, d)};
 }
-
-// L2 read-ahead of the same two chunks (kernels/common/l2_prefetch.hpp).
-__device__ inline void prefetch_gate_up(const std::uint16_t* gate_up, std::int64_t row, std::int64_t c, std::int64_t d) {
-  const std::uint16_t* gate_row = gate_up + row * 2 * d;
-  prefetch_l2(gate_row + c * 8);
-  prefetch_l2(gate_row + d + c * 8);
-}
-
-// Blocks per SM the row kernels (256 threads, at most 64 registers) run at: the read-ahead distance.
-inline constexpr int kSwigluBlocksPerSm = 4;
 
 // swiglu_oai's clamps on packed bf16 inputs, where the hardware has a NaN-keeping bf16x2 min/max
 // (NVIDIA sm_80+): one instruction per pair instead of a compare and select per element. Exact:

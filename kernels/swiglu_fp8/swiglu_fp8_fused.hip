@@ -29,8 +29,7 @@ constexpr int kRowCached = 3;
 
 template <class Format, bool kOai, bool kVector, int kRowThreads, bool kPerToken>
 __global__ __launch_bounds__(kRowBlock) void swiglu_fp8_kernel(const std::uint16_t* gate_up, std::uint16_t* out,
-                                                               Fp8Outputs dst, std::int64_t d,
-                                                               std::int64_t read_ahead_rows) {
+                                                               Fp8Outputs dst, std::int64_t d) {
   __shared__ std::uint32_t max_scratch[kRowBlock / 32];
   const std::int64_t row =
       static_cast<std::int64_t>(blockIdx.x) * (kRowBlock / kRowThreads) + threadIdx.x / kRowThreads;
@@ -50,12 +49,6 @@ __global__ __launch_bounds__(kRowBlock) void swiglu_fp8_kernel(const std::uint16
     c[k] = t + k * kRowThreads;
     in[k] = c[k] < chunks;
     if (in[k]) x[k] = load_gate_up<kVector>(gate_up, row, c[k], d);
-  }
-  // The rows of the block that will follow this one on its SM, into L2 while this one computes.
-  if (read_ahead_rows > 0 && row + read_ahead_rows < dst.rows) {
-#pragma unroll
-    for (int k = 0; k < kRowCached; ++k)
-      if (c[k] < row_chunks) prefetch_gate_up(gate_up, row + read_ahead_rows, c[k], d);
   }
   Bf16x8 y[kRowCached];
 #pragma unroll
@@ -125,16 +118,15 @@ void swiglu_fp8_fused_launch(const SwigluFp8Params& p, const SwigluFp8Buffers& b
       constexpr bool kVector = decltype(vector)::value;
       with_row_threads(swiglu_chunks_per_row(p.d), kRowCached, [&](auto row_threads) {
         constexpr int kRowThreads = decltype(row_threads)::value;
+        const unsigned blocks = grid_for(p.rows, kRowBlock / kRowThreads);
         if (p.granularity == Fp8Granularity::per_token) {
           swiglu_fp8_kernel<Format, kOai, kVector, kRowThreads, true>
-              <<<grid_for(p.rows, kRowBlock / kRowThreads), kRowBlock, 0, s>>>(
-                  b.gate_up, out, dst, p.d, rows_per_wave(kSwigluBlocksPerSm, kRowBlock / kRowThreads));
+              <<<blocks, kRowBlock, 0, s>>>(b.gate_up, out, dst, p.d);
         } else if constexpr (kVector) {  // per 1x128: d is a multiple of 128
           // Its scales are dealt over a wave, so a row spans at least a wave (wave64: 64 threads).
           constexpr int kGroupRowThreads = kRowThreads < kWidestWave ? kWidestWave : kRowThreads;
           swiglu_fp8_kernel<Format, kOai, kVector, kGroupRowThreads, false>
-              <<<grid_for(p.rows, kRowBlock / kGroupRowThreads), kRowBlock, 0, s>>>(
-                  b.gate_up, out, dst, p.d, rows_per_wave(kSwigluBlocksPerSm, kRowBlock / kGroupRowThreads));
+              <<<grid_for(p.rows, kRowBlock / kGroupRowThreads), kRowBlock, 0, s>>>(b.gate_up, out, dst, p.d);
         }
       });
     });
