@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "core/device.hpp"
@@ -340,15 +341,17 @@ TEST(SwigluFp8, GpuMatchesEmulationBitwise) {
 }
 
 
-// Every bf16 gate (with ups on both sides of the clamps) through the GPU's activation, in the
-// chain's kernel and in the fused producer's bf16 out: the emulation's bytes, and NaN where the
-// emulation gives NaN (the payload is the platform's). This covers swiglu_oai's guard-free
-// reciprocal and its division fallback (gates below -51.3) for every gate the kernels can see.
+// Every bf16 gate, with ups on both sides of the clamps, infinite and NaN, through the GPU's
+// activation in the chain's kernel and in the fused producer's bf16 out: the emulation's bytes,
+// and NaN where the emulation gives NaN (the payload is the platform's). This covers swiglu_oai's
+// fast path (guard-free reciprocal, no NaN test) and its fallback (a gate below -51 or a NaN) for
+// every gate the kernels can see.
 #if FUSEBENCH_HAS_GPU  // the launchers exist in GPU builds only
 TEST(SwigluFp8, GpuActivationEqualsEmulationOnEveryBf16Gate) {
   FB_SKIP_WITHOUT_GPU();
   constexpr std::int64_t kD = 1024, kRows = 0x10000 / kD;
-  const float ups[] = {-7.5f, -1.0f, 0.375f, 3.0f, 7.0f, 100.0f, -0.0f};
+  const float inf = std::numeric_limits<float>::infinity();
+  const float ups[] = {-7.5f, -1.0f, 0.375f, 3.0f, 7.0f, 100.0f, -0.0f, inf, -inf, std::nanf("")};
   std::vector<std::uint16_t> gate_up(kRows * 2 * kD);
   for (std::int64_t r = 0; r < kRows; ++r)
     for (std::int64_t j = 0; j < kD; ++j) {
