@@ -37,17 +37,6 @@ __device__ inline void widen(const Bf16x8& v, float (&f)[8]) {
   for (int j = 0; j < 8; ++j) f[j] = bf16x8_element(v, j);
 }
 
-// Rounds 8 fp32 that the caller knows are not NaN to bf16 (RNE): the hardware pair conversion
-// where there is one, with no NaN test.
-__device__ inline Bf16x8 pack_bf16x8_no_nan(const float (&f)[8]) {
-  Bf16x8 v;
-  v.words.x = bf16x2_from_float_no_nan(f[0], f[1]);
-  v.words.y = bf16x2_from_float_no_nan(f[2], f[3]);
-  v.words.z = bf16x2_from_float_no_nan(f[4], f[5]);
-  v.words.w = bf16x2_from_float_no_nan(f[6], f[7]);
-  return v;
-}
-
 // Rounds 8 fp32 to bf16 (RNE, the codec's rule). On the element path, elements past n are packed
 // as +0, so they add nothing to an amax.
 template <bool kVector>
@@ -57,7 +46,10 @@ __device__ inline Bf16x8 pack_bf16x8(const float (&f)[8], std::int64_t c, std::i
 #pragma unroll
   for (int j = 0; j < 8; j += 2) any_nan = any_nan || f[j] != f[j] || f[j + 1] != f[j + 1];  // one test per pair
   if (kVector && !any_nan) {  // pairs: the hardware conversion where there is one
-    v = pack_bf16x8_no_nan(f);
+    v.words.x = bf16x2_from_float_no_nan(f[0], f[1]);
+    v.words.y = bf16x2_from_float_no_nan(f[2], f[3]);
+    v.words.z = bf16x2_from_float_no_nan(f[4], f[5]);
+    v.words.w = bf16x2_from_float_no_nan(f[6], f[7]);
   } else {  // the element path, and chunks holding a NaN (one test per chunk keeps the loop short)
     std::uint32_t b[8];
 #pragma unroll

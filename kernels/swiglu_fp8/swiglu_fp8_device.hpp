@@ -45,12 +45,10 @@ __device__ inline std::uint32_t max_nan_bf16x2(std::uint32_t a, std::uint32_t b)
   return d;
 }
 
-// Whether all 16 values of a and b are >= the bound (given twice, as a bf16 pair); false where any
-// is NaN.
-__device__ inline bool bf16x8x2_all_at_least(const Bf16x8& a, const Bf16x8& b, std::uint32_t bound_x2) {
-  const uint4 &v = a.words, &w = b.words;
-  const std::uint32_t m = min_nan_bf16x2(min_nan_bf16x2(min_nan_bf16x2(v.x, v.y), min_nan_bf16x2(v.z, v.w)),
-                                         min_nan_bf16x2(min_nan_bf16x2(w.x, w.y), min_nan_bf16x2(w.z, w.w)));
+// Whether all 8 values are >= the bound (given twice, as a bf16 pair); false where any is NaN.
+__device__ inline bool bf16x8_all_at_least(const Bf16x8& v, std::uint32_t bound_x2) {
+  const uint4& w = v.words;
+  const std::uint32_t m = min_nan_bf16x2(min_nan_bf16x2(w.x, w.y), min_nan_bf16x2(w.z, w.w));
   std::uint32_t all;
   asm("{\n .reg .pred lo, hi;\n setp.ge.bf16x2 lo|hi, %1, %2;\n and.pred lo, lo, hi;\n selp.u32 %0, 1, 0, lo;\n}"
       : "=r"(all)
@@ -84,25 +82,23 @@ __device__ inline Bf16x8 swiglu_chunk(const GateUpChunk& in, std::int64_t c, std
     const GateUpChunk clamped = clamp_oai_chunk(in);
     widen(clamped.gate, gate);
     widen(clamped.up, up);
-    // Where all 8 gates are at least -51 and no up is NaN (one packed test per chunk; the clamped
-    // ups lie in [-7, 7], above the bound, unless NaN): the denominators need no clamp and their
-    // IEEE reciprocals no range guard, and every activation is finite (|out| <= 56), so the bf16
-    // rounding needs no NaN test. All 8 denominators first, then the reciprocals, in one
-    // straight-line block. Otherwise (never in ordinary data) the clamped denominators, IEEE
-    // divides and the NaN-aware rounding.
-    if (bf16x8x2_all_at_least(clamped.gate, clamped.up, kBf16x2Minus51)) {
+    // Where all 8 gates are at least -51 (one packed test per chunk), the denominators need no
+    // clamp and their IEEE reciprocals no range guard; all 8 denominators first, then the
+    // reciprocals, in one straight-line block. Otherwise (never in ordinary data) the clamped
+    // denominators and IEEE divides.
+    float sigmoid[8];
+    if (bf16x8_all_at_least(clamped.gate, kBf16x2Minus51)) {
       float denominator[8];
 #pragma unroll
       for (int j = 0; j < 8; ++j) denominator[j] = swiglu_oai_denominator_in_range(gate[j]);
 #pragma unroll
-      for (int j = 0; j < 8; ++j)
-        out[j] = swiglu_oai_from_sigmoid(gate[j], up[j], ieee_reciprocal_in_range(denominator[j]));
-      if constexpr (kVector) return pack_bf16x8_no_nan(out);
+      for (int j = 0; j < 8; ++j) sigmoid[j] = ieee_reciprocal_in_range(denominator[j]);
     } else {
 #pragma unroll
-      for (int j = 0; j < 8; ++j)
-        out[j] = swiglu_oai_from_sigmoid(gate[j], up[j], 1.0f / swiglu_oai_denominator(gate[j]));
+      for (int j = 0; j < 8; ++j) sigmoid[j] = 1.0f / swiglu_oai_denominator(gate[j]);
     }
+#pragma unroll
+    for (int j = 0; j < 8; ++j) out[j] = swiglu_oai_from_sigmoid(gate[j], up[j], sigmoid[j]);
 #endif
   } else {
     widen(in.gate, gate);
