@@ -344,8 +344,8 @@ TEST(SwigluFp8, GpuMatchesEmulationBitwise) {
 // Every bf16 gate, with ups on both sides of the clamps, infinite and NaN, through the GPU's
 // activation in the chain's kernel and in the fused producer's bf16 out: the emulation's bytes,
 // and NaN where the emulation gives NaN (the payload is the platform's). This covers swiglu_oai's
-// fast path (guard-free reciprocal, no NaN test) and its fallback (a gate below -51 or a NaN) for
-// every gate the kernels can see.
+// fast path (clamp-free denominators, guard-free reciprocals) and its fallback (a gate below -51
+// or NaN) for every gate the kernels can see, with NaN reaching out through up as well.
 #if FUSEBENCH_HAS_GPU  // the launchers exist in GPU builds only
 TEST(SwigluFp8, GpuActivationEqualsEmulationOnEveryBf16Gate) {
   FB_SKIP_WITHOUT_GPU();
