@@ -55,7 +55,6 @@ __device__ inline bool bf16x8_all_at_least(const Bf16x8& v, std::uint32_t bound_
       : "r"(m), "r"(bound_x2));
   return all != 0;
 }
-inline constexpr std::uint32_t kBf16x2Minus51 = 0xC24CC24Cu;  // kSwigluOaiInRangeGate, twice
 
 __device__ inline GateUpChunk clamp_oai_chunk(GateUpChunk in) {
   constexpr std::uint32_t kPlus7 = 0x40E040E0u, kMinus7 = 0xC0E0C0E0u;  // bf16 +7 and -7, twice
@@ -87,7 +86,7 @@ __device__ inline Bf16x8 swiglu_chunk(const GateUpChunk& in, std::int64_t c, std
     // reciprocals, in one straight-line block. Otherwise (never in ordinary data) the clamped
     // denominators and IEEE divides.
     float sigmoid[8];
-    if (bf16x8_all_at_least(clamped.gate, kBf16x2Minus51)) {
+    if (bf16x8_all_at_least(clamped.gate, kSwigluOaiInRangeGateBf16x2)) {
       float denominator[8];
 #pragma unroll
       for (int j = 0; j < 8; ++j) denominator[j] = swiglu_oai_denominator_in_range(gate[j]);

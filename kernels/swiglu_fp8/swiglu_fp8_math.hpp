@@ -25,14 +25,15 @@ FB_HD float swiglu_oai_up(float up) {
 
 // The activation of clamped inputs (g <= 7 or NaN, u in [-7, 7] or NaN), in steps so the kernels
 // can form a chunk's denominators before its reciprocals (and, where every gate is at least -51,
-// take both without range clamps or guards: reference/math/ieee_reciprocal.hpp). z <= 11.92, so the sigmoid is
-// exact_sigmoid's bitwise-equal variant for z <= 86 (1 / denominator); where g is NaN that variant
-// gives +0 and out is NaN through the product with g.
+// take both without range clamps or guards: reference/math/ieee_reciprocal.hpp). z <= 11.92, so
+// the sigmoid is exact_sigmoid's bitwise-equal variant for z <= 86 (1 / denominator); where g is
+// NaN that variant gives +0 and out is NaN through the product with g.
 FB_HD float swiglu_oai_denominator(float g) { return sigmoid_denominator_z_at_most_86(kSwigluOaiAlpha * g); }
 
 // For gates g >= -51 (z >= -86.81), the same bits without exp's clamp (the identity there), and a
 // denominator below 2^126 (e^86.81 < 2^125.3): the range of ieee_reciprocal_in_range.
 inline constexpr float kSwigluOaiInRangeGate = -51.0f;
+inline constexpr std::uint32_t kSwigluOaiInRangeGateBf16x2 = 0xC24CC24Cu;  // the same as a bf16 pair
 FB_HD float swiglu_oai_denominator_in_range(float g) {
   return sigmoid_denominator_z_from_minus_89_to_86(kSwigluOaiAlpha * g);
 }

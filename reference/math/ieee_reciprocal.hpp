@@ -1,7 +1,7 @@
 // 1 / d, correctly rounded (IEEE round to nearest even), for d in [1, 2^126): the reciprocal of a
 // sigmoid denominator, without the range guard of a general division.
 //
-// NVIDIA's IEEE reciprocal (rcp.rn.f32) is a hardware seed refined by two fma, behind a test of
+// NVIDIA's IEEE reciprocal (rcp.rn.f32) is a hardware seed refined by fma, behind a test of
 // d's exponent that branches to a slow path for the inputs whose reciprocal or input is subnormal,
 // infinite or zero. That test and its branch cost about 6 instructions per element, more than the
 // refinement itself. Here the range is the caller's promise: the seed (rcp.approx.ftz, 1 ulp) and

@@ -168,6 +168,17 @@ TEST(SwigluFp8, OaiSigmoidVariantEqualsExactSigmoidOnEveryBf16Gate) {
   }
 }
 
+// The kernels' fast path (gates >= -51) needs exp's clamp to be the identity and the denominator
+// below 2^126 there; its packed test uses the bound as a bf16 pair.
+TEST(SwigluFp8, FastPathGateBoundKeepsTheDenominatorInTheReciprocalsRange) {
+  EXPECT_EQ(kSwigluOaiInRangeGateBf16x2, bf16_from_float(kSwigluOaiInRangeGate) * 0x10001u);
+  EXPECT_EQ(bf16_to_float(bf16_from_float(kSwigluOaiInRangeGate)), kSwigluOaiInRangeGate);
+  EXPECT_GE(kSwigluOaiAlpha * kSwigluOaiInRangeGate, -89.0f);
+  const float worst = swiglu_oai_denominator(kSwigluOaiInRangeGate);  // the largest denominator
+  EXPECT_LT(worst, std::ldexp(1.0f, 126));
+  EXPECT_EQ(float_bits(swiglu_oai_denominator_in_range(kSwigluOaiInRangeGate)), float_bits(worst));
+}
+
 TEST(SwigluFp8, SigmoidIsExactlyZeroWhereFp32ExpOverflowsAndSubnormalJustBefore) {
   // swiglu_oai: z = 1.702 g; exp(-z) overflows fp32 for z < -88.72, i.e. g <= -52.25 in bf16.
   EXPECT_EQ(oai(-52.25f, 1.0f), 0.0f);
