@@ -14,7 +14,6 @@
 // per token:  the row's amax over its threads (grouped_max_u32), its scale, the bytes;
 // per 1x128:  each group's amax is a 16-lane xor-shuffle max (the same on wave32 and wave64), the
 //             wave's scales are computed one per lane and shuffled back (quantize_group_chunks).
-#include <cstdlib>
 #include <type_traits>
 
 #include "kernels/common/block_reduce.hpp"
@@ -219,8 +218,7 @@ void launch_swiglu_fp8(const SwigluFp8Params& p, const SwigluFp8Buffers& b, std:
   if constexpr (kVector) {
     // Only where there are more groups than resident blocks: with one group per block the
     // pipeline has nothing to overlap.
-    static const bool kExperimentPlain = std::getenv("FB_PLAIN") != nullptr;  // EXPERIMENT ONLY
-    if (!kExperimentPlain && staged_kernel_fits<kRowThreads>(p, b)) {
+    if (staged_kernel_fits<kRowThreads>(p, b)) {
       constexpr auto kernel = swiglu_fp8_staged_kernel<Format, kOai, kRowThreads, kPerToken>;
       constexpr std::size_t shared = kStages * kStageBytes;
       const std::int64_t resident = resident_blocks<kernel>(kRowBlock, shared);
