@@ -62,13 +62,31 @@ __device__ inline std::uint32_t max_u16x2(std::uint32_t a, std::uint32_t b) {
 #endif
 }
 
-// The amax bits (as fp32 bits, like bf16x2_abs_max_bits) of 8 bf16: |bf16| compare as unsigned
-// 16-bit integers, so the halves are maxed pairwise first and widened once.
-__device__ inline std::uint32_t bf16x8_abs_max_bits(const Bf16x8& v) {
+// The |bf16| maxima of a chunk's even and odd elements, as a pair of 16-bit values: |bf16| compare
+// as unsigned 16-bit integers, so the halves are maxed pairwise first.
+__device__ inline std::uint32_t bf16x8_abs_max_halves(const Bf16x8& v) {
   constexpr std::uint32_t kAbs = 0x7FFF7FFFu;
-  const std::uint32_t m = max_u16x2(max_u16x2(v.words.x & kAbs, v.words.y & kAbs),
-                                    max_u16x2(v.words.z & kAbs, v.words.w & kAbs));
+  return max_u16x2(max_u16x2(v.words.x & kAbs, v.words.y & kAbs), max_u16x2(v.words.z & kAbs, v.words.w & kAbs));
+}
+
+// The amax bits (as fp32 bits, like bf16x2_abs_max_bits) of 8 bf16, widened once.
+__device__ inline std::uint32_t bf16x8_abs_max_bits(const Bf16x8& v) {
+  const std::uint32_t m = bf16x8_abs_max_halves(v);
   return max_u32(m << 16, m & 0xFFFF0000u);
+}
+
+// The same amax as 16-bit |bf16| bits (bit 15 clear): bf16x8_abs_max_bits(v) == this << 16.
+__device__ inline std::uint32_t bf16x8_abs_max_u16(const Bf16x8& v) {
+  const std::uint32_t m = bf16x8_abs_max_halves(v);
+  return max_u32(m & 0xFFFFu, m >> 16);
+}
+
+// Per-half max over the 16 lanes of an aligned lane group (two 16-bit values per lane); every lane
+// gets the result.
+__device__ inline std::uint32_t group16_max_u16x2(std::uint32_t v) {
+#pragma unroll
+  for (int mask = 8; mask > 0; mask >>= 1) v = max_u16x2(v, shfl_xor_u32(v, mask));
+  return v;
 }
 
 // `inverse` must come from the amax of a set holding v (every caller's row or group). Then a
@@ -146,29 +164,40 @@ __device__ inline void quantize_group_chunk(const Fp8Outputs& d, std::int64_t ro
 // G = warpSize / 16 groups side by side per i, so G * kChunks groups in all: they are dealt one
 // per lane (lane L takes group slot L % G of chunk index L / G), each scale is computed once, and
 // every lane takes its groups' inverses back by shuffles. Against quantize_group_chunk per chunk,
-// the scale math (a divide) runs once per wave instead of kChunks times. Every lane must call it.
+// the scale math (a divide) runs once per wave instead of kChunks times. Every lane must call it,
+// and a wave's chunks must be consecutive in its lanes (c[i] of lane L = c[i] of lane 0 + L), so a
+// group's chunk follows from its first lane's number.
+//
+// Two chunks' amaxes travel in one word: 15 bits each (|bf16| bits) plus bit 15 set where the chunk
+// exists (the same in all 16 lanes of a group), so one 16-lane max and one shuffle serve two chunks.
 template <class Format, int kChunks>
 __device__ inline void quantize_group_chunks(const Fp8Outputs& d, std::int64_t row, std::int64_t n,
                                              const int (&c)[kChunks], const bool (&in)[kChunks],
                                              const Bf16x8 (&y)[kChunks]) {
   static_assert(kChunks <= 16, "one group per lane: G * kChunks <= warpSize");
+  constexpr std::uint32_t kExists = 0x8000u;
   const int lane = static_cast<int>(threadIdx.x % warpSize);
   const int per_wave = warpSize / 16;
   const int job = lane / per_wave, job_slot = lane % per_wave;
-  std::uint32_t job_amax = 0;
-  int job_chunk = -1;  // the chunk of the job's group held by its first lane; -1: no group
+  const int job_lane = job_slot * 16;  // the first lane of the job's group
+  std::uint32_t job_field = 0;         // kExists | amax bits of the job's group; 0: no group
+  int job_chunk = 0;
 #pragma unroll
-  for (int i = 0; i < kChunks; ++i) {
-    const std::uint32_t amax = group16_max_u32(in[i] ? bf16x8_abs_max_bits(y[i]) : 0u);
-    const std::uint32_t a = shfl_u32(amax, job_slot * 16);
-    const int chunk = static_cast<int>(shfl_u32(static_cast<unsigned>(in[i] ? c[i] : -1), job_slot * 16));
+  for (int i = 0; i < kChunks; i += 2) {
+    std::uint32_t pair = in[i] ? kExists | bf16x8_abs_max_u16(y[i]) : 0u;
+    if (i + 1 < kChunks && in[i + 1]) pair |= (kExists | bf16x8_abs_max_u16(y[i + 1])) << 16;
+    pair = shfl_u32(group16_max_u16x2(pair), job_lane);
     if (job == i) {
-      job_amax = a;
-      job_chunk = chunk;
+      job_field = pair & 0xFFFFu;
+      job_chunk = c[i] - lane + job_lane;
+    }
+    if (i + 1 < kChunks && job == i + 1) {
+      job_field = pair >> 16;
+      job_chunk = c[i + 1] - lane + job_lane;
     }
   }
-  const Fp8Scale scale = fp8_scale_from_amax_bits(job_amax, Format::kFlavour, d.format);
-  if (job_chunk >= 0)
+  const Fp8Scale scale = fp8_scale_from_amax_bits((job_field & ~kExists) << 16, Format::kFlavour, d.format);
+  if (job_field & kExists)
     fp8_store_scale(d.scales, fp8_scale_index(row, job_chunk / 16, d.rows, n / kFp8GroupSize, d.layout), scale,
                     d.format);
   float inverse[kChunks];
