@@ -10,7 +10,7 @@
 // per 1x128:  a 128-element group is 16 chunks owned by 16 consecutive, 16-aligned threads
 //             (chunk c = t + 128i, group c / 16), so the group's amax is a 16-lane xor-shuffle max,
 //             the same on wave32 and wave64; the register-held chunks' scales are computed once
-//             per group (quantize_group_chunks), the rest group by group.
+//             per group in one epilogue (quantize_group_chunks), the rest group by group.
 #include <type_traits>
 
 #include "kernels/common/block_reduce.hpp"
@@ -96,33 +96,31 @@ __global__ __launch_bounds__(kRmsnormThreads, kRmsnormMinBlocks<kResidual>) void
   const float r = rmsnorm_pass_a<true, kResidual, kCached>(a, row, k, sum_scratch);
 
   // NOTE: chunks is a multiple of 16, so the 16 lanes of a group are in or out together.
-  // The register-held chunks in two halves: the scale math is shared by a half's groups, and only
-  // half of bf16(y) is live at a time (the row fits 64 registers without spilling).
-  auto epilogue = [&](auto first, auto count) {
-    constexpr int kFirst = decltype(first)::value, kCount = decltype(count)::value;
-    int c[kCount];
-    bool in[kCount];
-    Bf16x8 w[kCount], y[kCount];
+  // bf16(y) of the register-held chunks, then one epilogue for all of them (one scale per lane and
+  // two chunks per 16-lane max). The weight loads go out half the chunks at a time, so the row
+  // fits 64 registers without spilling (nvcc -Xptxas -v).
+  constexpr int kBatch = (kCached + 1) / 2;
+  int c[kCached];
+  bool in[kCached];
+  Bf16x8 w[kCached], y[kCached];
 #pragma unroll
-    for (int j = 0; j < kCount; ++j) {  // the half's weight loads go out together
-      c[j] = t + (kFirst + j) * kRmsnormThreads;
+  for (int first = 0; first < kCached; first += kBatch) {
+#pragma unroll
+    for (int j = first; j < first + kBatch && j < kCached; ++j) {
+      c[j] = t + j * kRmsnormThreads;
       in[j] = c[j] < chunks;
       if (in[j]) w[j] = rmsnorm_load_weight<true>(a, c[j]);
     }
 #pragma unroll
-    for (int j = 0; j < kCount; ++j) {
+    for (int j = first; j < first + kBatch && j < kCached; ++j) {
       y[j] = zero_bf16x8();
       if (in[j]) {
-        y[j] = rmsnorm_chunk_y<true, kResidual>(a, c[j], k[kFirst + j], w[j], r);
+        y[j] = rmsnorm_chunk_y<true, kResidual>(a, c[j], k[j], w[j], r);
         if (a.out) store_chunk_bf16<true>(a.out + row * n, c[j], n, y[j]);
       }
     }
-    quantize_group_chunks<Format>(d, row, n, c, in, y);
-  };
-  constexpr int kHalf = (kCached + 1) / 2;
-  epilogue(std::integral_constant<int, 0>{}, std::integral_constant<int, kHalf>{});
-  if constexpr (kCached > kHalf)
-    epilogue(std::integral_constant<int, kHalf>{}, std::integral_constant<int, kCached - kHalf>{});
+  }
+  quantize_group_chunks<Format>(d, row, n, c, in, y);
   // Past the register cache: the same with re-read chunks; the trip count is uniform in the block.
   const int rounds = (chunks + kRmsnormThreads - 1) / kRmsnormThreads;
   for (int i = kCached; i < rounds; ++i) {
