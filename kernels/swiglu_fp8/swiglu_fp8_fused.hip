@@ -28,7 +28,7 @@ constexpr int kRowBlock = 256;
 constexpr int kRowCached = 3;
 
 template <class Format, bool kOai, bool kVector, int kRowThreads, bool kPerToken>
-__global__ __launch_bounds__(kRowBlock, kPerToken ? 1 : 5) void swiglu_fp8_kernel(const std::uint16_t* gate_up, std::uint16_t* out,
+__global__ __launch_bounds__(kRowBlock) void swiglu_fp8_kernel(const std::uint16_t* gate_up, std::uint16_t* out,
                                                                Fp8Outputs dst, std::int64_t d) {
   __shared__ std::uint32_t max_scratch[kRowBlock / 32];
   const std::int64_t row =
