@@ -19,6 +19,23 @@ __device__ inline std::uint32_t group16_max_u32(std::uint32_t v) {
   return v;
 }
 
+// Per-half unsigned max of two pairs of 16-bit values (one instruction on NVIDIA).
+__device__ inline std::uint32_t max_u16x2(std::uint32_t a, std::uint32_t b) {
+#if defined(__CUDA_ARCH__)
+  return __vmaxu2(a, b);
+#else
+  const std::uint32_t alo = a & 0xFFFFu, blo = b & 0xFFFFu, ahi = a & 0xFFFF0000u, bhi = b & 0xFFFF0000u;
+  return (ahi > bhi ? ahi : bhi) | (alo > blo ? alo : blo);
+#endif
+}
+
+// group16_max_u32 for two 16-bit values per lane, each half maxed on its own.
+__device__ inline std::uint32_t group16_max_u16x2(std::uint32_t v) {
+#pragma unroll
+  for (int mask = 8; mask > 0; mask >>= 1) v = max_u16x2(v, shfl_xor_u32(v, mask));
+  return v;
+}
+
 // Max over aligned groups of kGroup threads (a power of two from 16 up to the whole block), each
 // thread getting its own group's result. Inside a wave the exchange stays within the group;
 // groups wider than a wave combine their waves through `scratch` (one word per wave). Whether a

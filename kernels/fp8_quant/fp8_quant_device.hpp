@@ -52,16 +52,6 @@ void with_row_threads(std::int64_t vectors, int per_thread, Fn&& fn) {
     fn(std::integral_constant<int, 256>{});
 }
 
-// Per-half unsigned max of two pairs of 16-bit values (one instruction on NVIDIA).
-__device__ inline std::uint32_t max_u16x2(std::uint32_t a, std::uint32_t b) {
-#if defined(__CUDA_ARCH__)
-  return __vmaxu2(a, b);
-#else
-  const std::uint32_t lo = max_u32(a & 0xFFFFu, b & 0xFFFFu), hi = max_u32(a & 0xFFFF0000u, b & 0xFFFF0000u);
-  return hi | lo;
-#endif
-}
-
 // The |bf16| maxima of a chunk's even and odd elements, as a pair of 16-bit values: |bf16| compare
 // as unsigned 16-bit integers, so the halves are maxed pairwise first.
 __device__ inline std::uint32_t bf16x8_abs_max_halves(const Bf16x8& v) {
@@ -79,14 +69,6 @@ __device__ inline std::uint32_t bf16x8_abs_max_bits(const Bf16x8& v) {
 __device__ inline std::uint32_t bf16x8_abs_max_u16(const Bf16x8& v) {
   const std::uint32_t m = bf16x8_abs_max_halves(v);
   return max_u32(m & 0xFFFFu, m >> 16);
-}
-
-// Per-half max over the 16 lanes of an aligned lane group (two 16-bit values per lane); every lane
-// gets the result.
-__device__ inline std::uint32_t group16_max_u16x2(std::uint32_t v) {
-#pragma unroll
-  for (int mask = 8; mask > 0; mask >>= 1) v = max_u16x2(v, shfl_xor_u32(v, mask));
-  return v;
 }
 
 // `inverse` must come from the amax of a set holding v (every caller's row or group). Then a
