@@ -73,7 +73,7 @@ __device__ inline GateUpChunk clamp_oai_chunk(GateUpChunk in) {
 #endif
 
 // bf16 out of one chunk: 8 activations, one bf16 rounding each.
-template <bool kOai, bool kVector, bool kHwPack = false>
+template <bool kOai, bool kVector>
 __device__ inline Bf16x8 swiglu_chunk(const GateUpChunk& in, std::int64_t c, std::int64_t d) {
   float gate[8], up[8], out[8];
   if constexpr (kOai && FB_SWIGLU_PACKED_CLAMPS) {
@@ -98,14 +98,6 @@ __device__ inline Bf16x8 swiglu_chunk(const GateUpChunk& in, std::int64_t c, std
     }
 #pragma unroll
     for (int j = 0; j < 8; ++j) out[j] = swiglu_oai_from_sigmoid(gate[j], up[j], sigmoid[j]);
-    if constexpr (kHwPack && kVector) {
-      Bf16x8 v;
-      v.words.x = bf16x2_from_float_no_nan(out[0], out[1]);
-      v.words.y = bf16x2_from_float_no_nan(out[2], out[3]);
-      v.words.z = bf16x2_from_float_no_nan(out[4], out[5]);
-      v.words.w = bf16x2_from_float_no_nan(out[6], out[7]);
-      return v;
-    }
 #endif
   } else {
     widen(in.gate, gate);

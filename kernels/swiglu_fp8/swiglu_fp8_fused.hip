@@ -14,7 +14,6 @@
 // per token:  the row's amax over its threads (grouped_max_u32), its scale, the bytes;
 // per 1x128:  each group's amax is a 16-lane xor-shuffle max (the same on wave32 and wave64), the
 //             wave's scales are computed one per lane and shuffled back (quantize_group_chunks).
-#include <cstdlib>
 #include <type_traits>
 
 #include "kernels/common/block_reduce.hpp"
@@ -26,9 +25,9 @@ namespace fb {
 namespace {
 
 constexpr int kRowBlock = 256;
-constexpr int kRowCachedDefault = 3;
+constexpr int kRowCached = 3;
 
-template <class Format, bool kOai, bool kVector, int kRowThreads, bool kPerToken, bool kHwPack, int kRowCached>
+template <class Format, bool kOai, bool kVector, int kRowThreads, bool kPerToken>
 __global__ __launch_bounds__(kRowBlock) void swiglu_fp8_kernel(const std::uint16_t* gate_up, std::uint16_t* out,
                                                                Fp8Outputs dst, std::int64_t d) {
   __shared__ std::uint32_t max_scratch[kRowBlock / 32];
@@ -56,13 +55,13 @@ __global__ __launch_bounds__(kRowBlock) void swiglu_fp8_kernel(const std::uint16
   for (int k = 0; k < kRowCached; ++k) {
     y[k] = zero_bf16x8();
     if (in[k]) {
-      y[k] = swiglu_chunk<kOai, kVector, kHwPack>(x[k], c[k], d);
+      y[k] = swiglu_chunk<kOai, kVector>(x[k], c[k], d);
       if (out) store_chunk_bf16<kVector>(out + row * d, c[k], d, y[k]);
     }
   }
   // Past the register cache (d > 8 * 3 * 256): recompute.
   auto recomputed = [&](int cc) {
-    const Bf16x8 v = swiglu_chunk<kOai, kVector, kHwPack>(load_gate_up<kVector>(gate_up, row, cc, d), cc, d);
+    const Bf16x8 v = swiglu_chunk<kOai, kVector>(load_gate_up<kVector>(gate_up, row, cc, d), cc, d);
     if (out) store_chunk_bf16<kVector>(out + row * d, cc, d, v);
     return v;
   };
@@ -90,7 +89,7 @@ __global__ __launch_bounds__(kRowBlock) void swiglu_fp8_kernel(const std::uint16
     for (int i = kRowCached; i < rounds; ++i) {
       const int cc = t + i * kRowThreads;
       if (cc < chunks) {
-        const Bf16x8 v = swiglu_chunk<kOai, kVector, kHwPack>(load_gate_up<kVector>(gate_up, row, cc, d), cc, d);
+        const Bf16x8 v = swiglu_chunk<kOai, kVector>(load_gate_up<kVector>(gate_up, row, cc, d), cc, d);
         store_chunk_fp8<Format, kVector>(q_row, cc, d, v, scale.inverse);
       }
     }
@@ -110,45 +109,28 @@ __global__ __launch_bounds__(kRowBlock) void swiglu_fp8_kernel(const std::uint16
 
 void swiglu_fp8_fused_launch(const SwigluFp8Params& p, const SwigluFp8Buffers& b, void* stream) {
   auto* s = static_cast<hipStream_t>(stream);
-  static const int variant = std::getenv("FB_F2_VARIANT") ? std::atoi(std::getenv("FB_F2_VARIANT")) : 0;
   const Fp8Outputs dst{b.q, b.scales, p.rows, p.scale_format, p.layout};
   std::uint16_t* out = p.write_out ? b.out : nullptr;
-  auto go = [&](auto hw, auto cached) {
-    constexpr bool kHwPack = decltype(hw)::value;
-    constexpr int kRowCached = decltype(cached)::value;
-    with_fp8_format(p.flavour, [&](auto format) {
-      using Format = decltype(format);
-      with_swiglu_variant(p, [&](auto oai, auto vector) {
-        constexpr bool kOai = decltype(oai)::value;
-        constexpr bool kVector = decltype(vector)::value;
-        const std::int64_t need = (swiglu_chunks_per_row(p.d) + kRowCached - 1) / kRowCached;
-        auto with_threads = [&](auto fn) {
-          if (kRowCached > 3 && need <= 16)
-            fn(std::integral_constant<int, 16>{});
-          else
-            with_row_threads(swiglu_chunks_per_row(p.d), kRowCached, fn);
-        };
-        with_threads([&](auto row_threads) {
-          constexpr int kRowThreads = decltype(row_threads)::value;
-          const unsigned blocks = grid_for(p.rows, kRowBlock / kRowThreads);
-          if (p.granularity == Fp8Granularity::per_token) {
-            swiglu_fp8_kernel<Format, kOai, kVector, kRowThreads, true, kHwPack, kRowCached>
-                <<<blocks, kRowBlock, 0, s>>>(b.gate_up, out, dst, p.d);
-          } else if constexpr (kVector) {  // per 1x128: d is a multiple of 128
-            constexpr int kGroupRowThreads = kRowThreads < kWidestWave ? kWidestWave : kRowThreads;
-            swiglu_fp8_kernel<Format, kOai, kVector, kGroupRowThreads, false, kHwPack, kRowCached>
-                <<<grid_for(p.rows, kRowBlock / kGroupRowThreads), kRowBlock, 0, s>>>(b.gate_up, out, dst, p.d);
-          }
-        });
+  with_fp8_format(p.flavour, [&](auto format) {
+    using Format = decltype(format);
+    with_swiglu_variant(p, [&](auto oai, auto vector) {
+      constexpr bool kOai = decltype(oai)::value;
+      constexpr bool kVector = decltype(vector)::value;
+      with_row_threads(swiglu_chunks_per_row(p.d), kRowCached, [&](auto row_threads) {
+        constexpr int kRowThreads = decltype(row_threads)::value;
+        const unsigned blocks = grid_for(p.rows, kRowBlock / kRowThreads);
+        if (p.granularity == Fp8Granularity::per_token) {
+          swiglu_fp8_kernel<Format, kOai, kVector, kRowThreads, true>
+              <<<blocks, kRowBlock, 0, s>>>(b.gate_up, out, dst, p.d);
+        } else if constexpr (kVector) {  // per 1x128: d is a multiple of 128
+          // Its scales are dealt over a wave, so a row spans at least a wave (wave64: 64 threads).
+          constexpr int kGroupRowThreads = kRowThreads < kWidestWave ? kWidestWave : kRowThreads;
+          swiglu_fp8_kernel<Format, kOai, kVector, kGroupRowThreads, false>
+              <<<grid_for(p.rows, kRowBlock / kGroupRowThreads), kRowBlock, 0, s>>>(b.gate_up, out, dst, p.d);
+        }
       });
     });
-  };
-  if (variant == 1)
-    go(std::true_type{}, std::integral_constant<int, 3>{});
-  else if (variant == 2)
-    go(std::true_type{}, std::integral_constant<int, 6>{});
-  else
-    go(std::false_type{}, std::integral_constant<int, kRowCachedDefault>{});
+  });
   gpu_check_launch("swiglu_fp8_fused_kernel");
 }
 
