@@ -62,6 +62,21 @@ __device__ inline Bf16x8 pack_bf16x8(const float (&f)[8], std::int64_t c, std::i
   return v;
 }
 
+// pack_bf16x8 without the NaN test, for results of arithmetic (vector path): every non-NaN value
+// rounds as the codec rounds it (bf16x2_from_float_no_nan, device-swept over all 2^32), and a NaN
+// takes the platform's bytes (NVIDIA's pair conversion writes the quiet NaN 0x7FFF). That is what
+// the contract allows for a NaN computed in fp32 (semantics section 2: NaN bytes are the
+// platform's; x86 and NVIDIA already disagree on the NaN an operation returns), and the chunk saves
+// its NaN tests: one instruction per element in F2's fast path.
+__device__ inline Bf16x8 pack_bf16x8_platform_nan(const float (&f)[8]) {
+  Bf16x8 v;
+  v.words.x = bf16x2_from_float_no_nan(f[0], f[1]);
+  v.words.y = bf16x2_from_float_no_nan(f[2], f[3]);
+  v.words.z = bf16x2_from_float_no_nan(f[4], f[5]);
+  v.words.w = bf16x2_from_float_no_nan(f[6], f[7]);
+  return v;
+}
+
 template <bool kVector>
 __device__ inline void store_chunk_bf16(std::uint16_t* row, std::int64_t c, std::int64_t n, const Bf16x8& v) {
   if constexpr (kVector) {

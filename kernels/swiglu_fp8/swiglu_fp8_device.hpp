@@ -98,6 +98,8 @@ __device__ inline Bf16x8 swiglu_chunk(const GateUpChunk& in, std::int64_t c, std
     }
 #pragma unroll
     for (int j = 0; j < 8; ++j) out[j] = swiglu_oai_from_sigmoid(gate[j], up[j], sigmoid[j]);
+    // out is NaN only where the arithmetic made one (a NaN input, or -inf * 0 for a gate of -inf).
+    if constexpr (kVector) return pack_bf16x8_platform_nan(out);
 #endif
   } else {
     widen(in.gate, gate);
