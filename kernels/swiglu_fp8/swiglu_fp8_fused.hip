@@ -17,6 +17,7 @@
 // per token:  the row's amax over its threads (grouped_max_u32), its scale, the bytes;
 // per 1x128:  each group's amax is a 16-lane xor-shuffle max (the same on wave32 and wave64), the
 //             wave's scales are computed one per lane and shuffled back (quantize_group_chunks).
+#include <cstdlib>
 #include <type_traits>
 
 #include "kernels/common/block_reduce.hpp"
@@ -119,9 +120,11 @@ __global__ __launch_bounds__(kRowBlock) void swiglu_fp8_kernel(const std::uint16
 
 // The row shape: threads per row and chunks held per thread (see the top of the file).
 template <class Fn>
-void with_row_shape(std::int64_t chunks, Fn&& fn) {
-  if (chunks <= 32 * 3)
-    fn(std::integral_constant<int, 32>{}, std::integral_constant<int, 3>{});
+void with_row_shape(std::int64_t chunks, std::int64_t rows, Fn&& fn) {
+  static const int forced = std::getenv("FB_F2_ROW_CACHED") ? std::atoi(std::getenv("FB_F2_ROW_CACHED")) : 0;
+  const bool six = forced ? forced == 6 : rows >= 32768;
+  if (chunks <= 32 * 3 || !six)
+    with_row_threads(chunks, 3, [&](auto threads) { fn(threads, std::integral_constant<int, 3>{}); });
   else
     with_row_threads(chunks, 6, [&](auto threads) { fn(threads, std::integral_constant<int, 6>{}); });
 }
@@ -137,7 +140,7 @@ void swiglu_fp8_fused_launch(const SwigluFp8Params& p, const SwigluFp8Buffers& b
     with_swiglu_variant(p, [&](auto oai, auto vector) {
       constexpr bool kOai = decltype(oai)::value;
       constexpr bool kVector = decltype(vector)::value;
-      with_row_shape(swiglu_chunks_per_row(p.d), [&](auto row_threads, auto row_cached) {
+      with_row_shape(swiglu_chunks_per_row(p.d), p.rows, [&](auto row_threads, auto row_cached) {
         constexpr int kRowThreads = decltype(row_threads)::value;
         constexpr int kRowCached = decltype(row_cached)::value;
         if (p.granularity == Fp8Granularity::per_token) {
