@@ -28,6 +28,7 @@
 #define hipEventRecord                         cudaEventRecord
 #define hipEvent_t                             cudaEvent_t
 #define hipFree                                cudaFree
+#define hipGetDevice                           cudaGetDevice
 #define hipGetDeviceCount                      cudaGetDeviceCount
 #define hipGetDeviceProperties                 cudaGetDeviceProperties
 #define hipGetErrorString                      cudaGetErrorString

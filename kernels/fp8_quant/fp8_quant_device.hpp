@@ -39,17 +39,27 @@ void with_scale_layout(ScaleLayout layout, Fn&& fn) {
 
 // Threads per row for a row of `vectors` 16-byte vectors: the fewest (a power of two, 32 to 256)
 // that hold it in at most `per_thread` vectors each.
+inline int row_threads_for(std::int64_t vectors, int per_thread) {
+  const std::int64_t need = (vectors + per_thread - 1) / per_thread;
+  return need <= 32 ? 32 : need <= 64 ? 64 : need <= 128 ? 128 : 256;
+}
+
+// The same as a template argument.
 template <class Fn>
 void with_row_threads(std::int64_t vectors, int per_thread, Fn&& fn) {
-  const std::int64_t need = (vectors + per_thread - 1) / per_thread;
-  if (need <= 32)
-    fn(std::integral_constant<int, 32>{});
-  else if (need <= 64)
-    fn(std::integral_constant<int, 64>{});
-  else if (need <= 128)
-    fn(std::integral_constant<int, 128>{});
-  else
-    fn(std::integral_constant<int, 256>{});
+  switch (row_threads_for(vectors, per_thread)) {
+    case 32:
+      fn(std::integral_constant<int, 32>{});
+      break;
+    case 64:
+      fn(std::integral_constant<int, 64>{});
+      break;
+    case 128:
+      fn(std::integral_constant<int, 128>{});
+      break;
+    default:
+      fn(std::integral_constant<int, 256>{});
+  }
 }
 
 // The |bf16| maxima of a chunk's even and odd elements, as a pair of 16-bit values: |bf16| compare

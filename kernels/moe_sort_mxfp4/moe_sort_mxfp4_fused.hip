@@ -18,6 +18,7 @@
 #include <algorithm>
 
 #include "kernels/common/gpu_check.hpp"
+#include "kernels/common/multiprocessors.hpp"
 #include "kernels/moe_sort_mxfp4/moe_sort_mxfp4_device.hpp"
 
 namespace fb {
@@ -146,14 +147,10 @@ void moe_sort_quant_launch(const MoeSortMxfp4Params& p, const MoeSortMxfp4Buffer
   // and moe_buf, at about 8 items per thread.
   // Persistent: at most two blocks per multiprocessor (each builds the sort table once), fewer when
   // the tiles and duties (zero scale rows at one item per thread, moe_buf at 8 vectors) need fewer.
-  static const int multiprocessors = [] {
-    int n = 0;  // the SM count only caps the grid: any value gives the same bytes
-    return hipDeviceGetAttribute(&n, hipDeviceAttributeMultiprocessorCount, 0) == hipSuccess && n > 0 ? n : 132;
-  }();
   const std::int64_t duty = std::max<std::int64_t>(grid_for(moe_padding_duty_items(p), kMxThreads),
                                                    grid_for(p.tokens * p.buf_cols / 8, kMxThreads * 8));
   const auto grid = static_cast<unsigned>(
-      std::max<std::int64_t>(1, std::min<std::int64_t>(std::max(p.tiles(), duty), 2 * std::int64_t{multiprocessors})));
+      std::max<std::int64_t>(1, std::min<std::int64_t>(std::max(p.tiles(), duty), 2 * std::int64_t{device_multiprocessors()})));
   with_mx_options(p.rule, p.rounding, [&](auto rule, auto rounding) {
     moe_sort_quant_kernel<decltype(rule)::value, decltype(rounding)::value>
         <<<grid, kMxThreads, static_cast<std::size_t>(p.one_launch_smem_bytes()), static_cast<hipStream_t>(stream)>>>(a);

@@ -27,6 +27,10 @@ struct SwigluFp8Params {
   Fp8Flavour flavour = Fp8Flavour::e4m3fn;
   ScaleLayout layout = ScaleLayout::row_major;
   ScaleFormat scale_format = ScaleFormat::f32;
+  // Chunks of 8 values each thread of the fused GPU kernel holds: 0 lets the launcher choose by the
+  // grid's size; 3 or 6 force it (tests reach every row shape at small sizes). Results never depend
+  // on it.
+  int chunks_per_thread = 0;
 
   // The quant step of the chain: the same options on out [T][d].
   Fp8QuantParams quant() const { return {rows, d, granularity, flavour, layout, scale_format}; }

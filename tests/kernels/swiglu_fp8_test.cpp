@@ -337,12 +337,10 @@ TEST(SwigluFp8, GpuMatchesEmulationBitwise) {
   Session gpu_session("gpu");
   for (const char* name : {"swiglu_fp8/per_token", "swiglu_fp8/per_1x128"}) {
     const KernelCase& kc = find_case(name);
-    // Every row shape of the fused kernel: 128 and 200 (the element-wise path) leave slots of
-    // 32 threads x 3 chunks empty; 768 fills them; 1000 and 1408 leave slots of 32 x 6 empty,
-    // 3072 fills 64 x 6; 10240 leaves 256 x 6 part empty; 12416 is past the register cache (the
-    // re-read path). 257 rows leave spare rows in the last block.
+    // 200: the element-wise path; 10240: past the register-held chunks (the re-read path). Every
+    // row shape, forced: GpuFusedEqualsEmulationInEveryRowShape.
     for (std::int64_t rows : {1, 19, 257})
-      for (std::int64_t d : {128, 200, 768, 1000, 1408, 3072, 10240, 12416}) {
+      for (std::int64_t d : {128, 200, 768, 3072, 10240}) {
         if (std::string(name).ends_with("1x128") && d % 128) continue;
         for (const char* activation : {"swiglu_oai", "silu"}) {
           const Point pt = point_of(kc, {{"T", rows}, {"d", d}, {"activation", std::string(activation)},
@@ -411,6 +409,65 @@ TEST(SwigluFp8, GpuActivationEqualsEmulationOnEveryBf16Gate) {
   gpu::release(device_q);
   gpu::release(device_out);
   gpu::release(device_in);
+  gpu::destroy_stream(stream);
+}
+
+// The fused kernel in every row shape, each forced at sizes where the launcher would not pick it:
+// 3 and 6 chunks per thread, rows that fill every slot (768 at 3, 3072 at 6), leave slots empty
+// (128, 200: the element path; 1000, 1408; 10240) or run past them (12416 at 6; 10240 and 12416
+// at 3: the re-read path), and spare rows in the last block. q, scales and out equal the
+// emulation bitwise after runs over two different poisons, so an unwritten byte cannot pass.
+TEST(SwigluFp8, GpuFusedEqualsEmulationInEveryRowShape) {
+  FB_SKIP_WITHOUT_GPU();
+  void* stream = gpu::create_stream();
+  for (std::int64_t d : {128, 200, 768, 1000, 1408, 3072, 10240, 12416})
+    for (std::int64_t rows : {1, 19, 257})
+      for (auto g : {Fp8Granularity::per_token, Fp8Granularity::per_1x128}) {
+        if (g == Fp8Granularity::per_1x128 && d % 128) continue;
+        for (auto activation : {SwigluActivation::swiglu_oai, SwigluActivation::silu}) {
+          SwigluFp8Params p;
+          p.rows = rows;
+          p.d = d;
+          p.activation = activation;
+          p.write_out = true;
+          p.granularity = g;
+          const auto x = random_bf16(rows * 2 * d, static_cast<std::uint64_t>(d * 7 + rows),
+                                     rows == 19 ? Distribution::outliers : Distribution::normal);
+          const Outputs want = run_emu(p, x, false);
+          void* device_in = gpu::allocate(x.size() * 2);
+          gpu::copy_to_device(device_in, x.data(), x.size() * 2);
+          Outputs got = want;
+          void* device_out = gpu::allocate(got.out.size() * 2);
+          void* device_q = gpu::allocate(got.q.size());
+          void* device_scales = gpu::allocate(got.scales.size());
+          for (int chunks : {3, 6})
+            for (std::uint8_t poison : {0xA5, 0x5A}) {
+              p.chunks_per_thread = chunks;
+              gpu::fill_bytes(device_out, poison, got.out.size() * 2, stream);
+              gpu::fill_bytes(device_q, poison, got.q.size(), stream);
+              gpu::fill_bytes(device_scales, poison, got.scales.size(), stream);
+              swiglu_fp8_fused_launch(p,
+                                      SwigluFp8Buffers{static_cast<const std::uint16_t*>(device_in),
+                                                       static_cast<std::uint16_t*>(device_out),
+                                                       static_cast<std::uint8_t*>(device_q), device_scales},
+                                      stream);
+              gpu::synchronize(stream);
+              gpu::copy_to_host(got.out.data(), device_out, got.out.size() * 2);
+              gpu::copy_to_host(got.q.data(), device_q, got.q.size());
+              gpu::copy_to_host(got.scales.data(), device_scales, got.scales.size());
+              const std::string where = "d=" + std::to_string(d) + " T=" + std::to_string(rows) + " chunks=" +
+                                        std::to_string(chunks) + (g == Fp8Granularity::per_token ? " per_token" : " per_1x128") +
+                                        (activation == SwigluActivation::silu ? " silu" : " swiglu_oai");
+              ASSERT_EQ(got.q, want.q) << where;
+              ASSERT_EQ(got.scales, want.scales) << where;
+              ASSERT_EQ(got.out, want.out) << where;
+            }
+          gpu::release(device_scales);
+          gpu::release(device_q);
+          gpu::release(device_out);
+          gpu::release(device_in);
+        }
+      }
   gpu::destroy_stream(stream);
 }
 #endif
