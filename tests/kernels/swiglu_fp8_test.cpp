@@ -377,11 +377,7 @@ TEST(SwigluFp8, GpuActivationEqualsEmulationOnEveryBf16Gate) {
   void* device_scales = gpu::allocate(kRows * 4);
   gpu::copy_to_device(device_in, gate_up.data(), gate_up.size() * 2);
   for (SwigluActivation activation : {SwigluActivation::swiglu_oai, SwigluActivation::silu}) {
-    SwigluFp8Params p;
-    p.rows = kRows;
-    p.d = kD;
-    p.activation = activation;
-    p.write_out = true;
+    const SwigluFp8Params p{.rows = kRows, .d = kD, .activation = activation, .write_out = true};
     std::vector<std::uint16_t> want(kRows * kD);
     swiglu_emu(p, SwigluFp8Buffers{gate_up.data(), want.data(), nullptr, nullptr});
     for (bool fused : {false, true}) {
@@ -425,12 +421,7 @@ TEST(SwigluFp8, GpuFusedEqualsEmulationInEveryRowShape) {
       for (auto g : {Fp8Granularity::per_token, Fp8Granularity::per_1x128}) {
         if (g == Fp8Granularity::per_1x128 && d % 128) continue;
         for (auto activation : {SwigluActivation::swiglu_oai, SwigluActivation::silu}) {
-          SwigluFp8Params p;
-          p.rows = rows;
-          p.d = d;
-          p.activation = activation;
-          p.write_out = true;
-          p.granularity = g;
+          SwigluFp8Params p{.rows = rows, .d = d, .activation = activation, .write_out = true, .granularity = g};
           const auto x = random_bf16(rows * 2 * d, static_cast<std::uint64_t>(d * 7 + rows),
                                      rows == 19 ? Distribution::outliers : Distribution::normal);
           const Outputs want = run_emu(p, x, false);
