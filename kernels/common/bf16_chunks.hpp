@@ -37,6 +37,21 @@ __device__ inline void widen(const Bf16x8& v, float (&f)[8]) {
   for (int j = 0; j < 8; ++j) f[j] = bf16x8_element(v, j);
 }
 
+// 8 fp32 to bf16 by the hardware's pair conversion (vector path), with no NaN test: every non-NaN
+// value rounds as the codec rounds it (bf16x2_from_float_no_nan, device-swept over all 2^32), and a
+// NaN takes the platform's bytes (NVIDIA's pair conversion writes the quiet NaN 0x7FFF). Callers
+// whose values come from arithmetic may use it as is: the contract leaves a NaN computed in fp32 to
+// the platform (semantics section 2; x86 and NVIDIA already disagree on the NaN an operation
+// returns), which saves F2's fast path one instruction per element. pack_bf16x8 tests first.
+__device__ inline Bf16x8 pack_bf16x8_platform_nan(const float (&f)[8]) {
+  Bf16x8 v;
+  v.words.x = bf16x2_from_float_no_nan(f[0], f[1]);
+  v.words.y = bf16x2_from_float_no_nan(f[2], f[3]);
+  v.words.z = bf16x2_from_float_no_nan(f[4], f[5]);
+  v.words.w = bf16x2_from_float_no_nan(f[6], f[7]);
+  return v;
+}
+
 // Rounds 8 fp32 to bf16 (RNE, the codec's rule). On the element path, elements past n are packed
 // as +0, so they add nothing to an amax.
 template <bool kVector>
@@ -46,10 +61,7 @@ __device__ inline Bf16x8 pack_bf16x8(const float (&f)[8], std::int64_t c, std::i
 #pragma unroll
   for (int j = 0; j < 8; j += 2) any_nan = any_nan || f[j] != f[j] || f[j + 1] != f[j + 1];  // one test per pair
   if (kVector && !any_nan) {  // pairs: the hardware conversion where there is one
-    v.words.x = bf16x2_from_float_no_nan(f[0], f[1]);
-    v.words.y = bf16x2_from_float_no_nan(f[2], f[3]);
-    v.words.z = bf16x2_from_float_no_nan(f[4], f[5]);
-    v.words.w = bf16x2_from_float_no_nan(f[6], f[7]);
+    v = pack_bf16x8_platform_nan(f);
   } else {  // the element path, and chunks holding a NaN (one test per chunk keeps the loop short)
     std::uint32_t b[8];
 #pragma unroll
@@ -59,21 +71,6 @@ __device__ inline Bf16x8 pack_bf16x8(const float (&f)[8], std::int64_t c, std::i
     v.words.z = b[4] | (b[5] << 16);
     v.words.w = b[6] | (b[7] << 16);
   }
-  return v;
-}
-
-// pack_bf16x8 without the NaN test, for results of arithmetic (vector path): every non-NaN value
-// rounds as the codec rounds it (bf16x2_from_float_no_nan, device-swept over all 2^32), and a NaN
-// takes the platform's bytes (NVIDIA's pair conversion writes the quiet NaN 0x7FFF). That is what
-// the contract allows for a NaN computed in fp32 (semantics section 2: NaN bytes are the
-// platform's; x86 and NVIDIA already disagree on the NaN an operation returns), and the chunk saves
-// its NaN tests: one instruction per element in F2's fast path.
-__device__ inline Bf16x8 pack_bf16x8_platform_nan(const float (&f)[8]) {
-  Bf16x8 v;
-  v.words.x = bf16x2_from_float_no_nan(f[0], f[1]);
-  v.words.y = bf16x2_from_float_no_nan(f[2], f[3]);
-  v.words.z = bf16x2_from_float_no_nan(f[4], f[5]);
-  v.words.w = bf16x2_from_float_no_nan(f[6], f[7]);
   return v;
 }
 
