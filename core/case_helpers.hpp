@@ -1,7 +1,8 @@
-// Small pieces every family's case file uses: the input distribution axis, role dispatch, GPU
+// Small pieces every family's case file uses: the input distribution axis, variant dispatch, GPU
 // launcher lookup. (The fp8 output options live with fp8_quant: kernels/fp8_quant/fp8_quant_options.hpp.)
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <type_traits>
 
@@ -23,19 +24,37 @@ AxisSpec distribution_axis();
 
 Distribution distribution_of(const Point& p);
 
-// Runs a role: the emulation on the CPU backend, the launcher on the GPU backend.
+// One variant's two implementations: the CPU emulation and the GPU launcher (nullptr in a CPU-only
+// build, or for a variant with no emulation).
 template <class Params, class Buffers>
-void run_role(Role role, const ExecContext& ctx, const Params& p, const Buffers& b,
+struct VariantImpl {
+  void (*emu)(const Params&, const Buffers&) = nullptr;
+  void (*gpu)(const Params&, const Buffers&, void*) = nullptr;
+};
+
+// Runs variant `v` (an index into `impls`, in the case's variant order): the emulation on the CPU
+// backend, the launcher on the GPU backend.
+template <class Params, class Buffers>
+void run_variant(VariantId v, const ExecContext& ctx, const Params& p, const Buffers& b,
+                 std::initializer_list<VariantImpl<Params, Buffers>> impls) {
+  if (v >= impls.size()) throw std::logic_error("run_variant: no implementation for variant " + std::to_string(v));
+  const VariantImpl<Params, Buffers>& impl = impls.begin()[v];
+  if (ctx.backend == Backend::cpu) {
+    if (!impl.emu) throw InputError("this variant has no CPU emulation");
+    impl.emu(p, b);
+    return;
+  }
+  if (!impl.gpu) throw DeviceError("this build has no GPU kernels for this variant (FUSEBENCH_GPU=none)");
+  impl.gpu(p, b, ctx.stream);
+}
+
+// The classic fused/chain pair (variant 0 fused, 1 chain).
+template <class Params, class Buffers>
+void run_role(VariantId v, const ExecContext& ctx, const Params& p, const Buffers& b,
               void (*fused_emu)(const Params&, const Buffers&), void (*chain_emu)(const Params&, const Buffers&),
               std::type_identity_t<void (*)(const Params&, const Buffers&, void*)> fused_gpu,
               std::type_identity_t<void (*)(const Params&, const Buffers&, void*)> chain_gpu) {
-  if (ctx.backend == Backend::cpu) {
-    (role == Role::fused ? fused_emu : chain_emu)(p, b);
-    return;
-  }
-  auto* launch = role == Role::fused ? fused_gpu : chain_gpu;
-  if (!launch) throw DeviceError("this build has no GPU kernels (FUSEBENCH_GPU=none)");
-  launch(p, b, ctx.stream);
+  run_variant<Params, Buffers>(v, ctx, p, b, {{fused_emu, fused_gpu}, {chain_emu, chain_gpu}});
 }
 
 }  // namespace fb

@@ -22,6 +22,7 @@ struct TensorSpec {
   DType dtype = DType::u8;
   std::vector<Dim> dims;
   bool constant_ok = false;  // may legitimately hold one repeated value (a zeroed buffer)
+  bool weight = false;       // an input prepared once per point and shared (CaseInstance::prepare_weights)
 
   std::int64_t elements() const;
   std::size_t bytes() const { return static_cast<std::size_t>(elements()) * dtype_size(dtype); }
