@@ -1,6 +1,6 @@
 // e8m0 scales: all 256 codes, the round-up conversion and the three scale rules against exact
 // definitions (every bf16, a stride of fp32, the edges of the byte range), the MX block vectors of
-// docs/numeric-contract.md#number-formats, and the inverse.
+// docs/numeric-contract.md#test-vectors, and the inverse.
 #include <gtest/gtest.h>
 
 #include <cmath>
