@@ -7,9 +7,9 @@
 # m31-flash-tp4); reports (<n>-<step>.json/.md) and logs are packed into OUT_DIR/results.tgz.
 # SKIP_TESTS=1 skips the GPU unit tests (CTEST_FILTER narrows them, default "-L kernels"); TORCH_PEERS=1 also times the same operations in PyTorch
 # eager and torch.compile (tools/torch_peers.py).
-# The lent machine gets a copy of the tracked files (at most 64 MiB) and reports/runs alone is past
-# that: for the call, untrack it (git rm -r -q --cached reports/runs, plus an exclude line) and run
-# from an export of the commit (git archive HEAD); git reset -q -- reports/runs afterwards.
+# The lent machine gets a copy of the tracked files (at most 64 MiB); reports/runs stays small
+# (compact reports, tools/compact_report.py; under 5 MB), so the tree fits as it is. Run from an
+# export of the commit (git archive HEAD) so that the reports say git_dirty false.
 set -uo pipefail
 debs="$1"; final="$2"; shift 2
 status=0  # non-zero when any test or step failed
