@@ -96,11 +96,11 @@ void moe_stage2_emu(const MoeGemmParams& p, const MoeStage2Buffers& b, const std
 void moe_stage1_launch(const MoeGemmParams& p, const MoeStage1Buffers& b, void* stream);
 void moe_stage2_launch(const MoeGemmParams& p, const MoeStage2Buffers& b, void* stream);
 
-// For the exactness test of the matrix units: block sums (in quarter units, exact integers) of
-// 16 rows x 8 columns of e2m1 blocks through the engine's block-sum routine (the mma fragment path
-// on NVIDIA sm_80+). a: [16][16] bytes (16 rows of one 32-element block), b: [8][16] bytes,
-// sums: int32 [16][8]. Device pointers.
+// For the exactness test of the matrix units: block sums S_q (quarter units, exact integers) of
+// `count` tiles of 16 rows x 8 columns of one 32-element e2m1 block, through the engine's
+// block-sum routine (the mma fragment path on NVIDIA sm_80+). a: [count][16][16] bytes (16 rows),
+// b: [count][8][16] bytes (8 columns), sums: int32 [count][16][8]. Device pointers.
 void moe_block_sums_launch(MoeGemmEngine engine, const std::uint8_t* a, const std::uint8_t* b, std::int32_t* sums,
-                           void* stream);
+                           std::int64_t count, void* stream);
 
 }  // namespace fb
