@@ -103,7 +103,8 @@ void add_element(ErrorAccumulator& plain, ErrorAccumulator& ratio, double& worst
                  double ref, double bound) {
   plain.add(index, got, ref);
   const double err = std::abs(got - ref);
-  ratio.add(index, std::isnan(bound) ? bound : err / std::max(bound, std::numeric_limits<double>::min()), 0.0);
+  // The ratio r as the error of 1 + r against 1: abs_max is the largest ratio, rmse its RMS.
+  ratio.add(index, 1.0 + (std::isnan(bound) ? bound : err / std::max(bound, std::numeric_limits<double>::min())), 1.0);
   if (bound > worst_bound) worst_bound = bound;
 }
 

@@ -9,9 +9,11 @@
 // S_q / 4 with S_q = sum h_a h_w an integer, |S_q| <= 32 * 144 = 4608. Any engine that forms S_q
 // in integers (int8 tensor cores, dp4a, a scalar loop) forms it exactly, whatever its order.
 // float(S_q) is exact (< 2^24), * 0.25f and * 2^(sa-127) are exact (the result is a multiple of
-// 2^(sa-129) >= 2^-129 and below 2^138: no rounding, no overflow); the weight scale's multiply may
-// round (underflow or overflow at extreme scales), then one rounding per block for the add. A
-// scale byte 0xFF is NaN and makes the sum NaN.
+// 2^(sa-129) >= 2^-129 with 13 significant bits: no rounding) unless it reaches 2^128 (only for
+// sa >= 245), where it is +-inf; the weight scale's multiply may round (fp32 subnormal results) or
+// overflow; then one rounding per block for the add. Every step is one IEEE operation, so
+// overflow, underflow and NaN come out the same everywhere. A scale byte 0xFF is NaN and makes the
+// sum NaN.
 #pragma once
 
 #include <cstdint>
