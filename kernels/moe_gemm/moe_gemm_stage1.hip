@@ -58,25 +58,31 @@ __global__ void moe_stage1_exact_kernel(Stage1Args a) {
   const std::int64_t w_row[4] = {e * 2 * I + n0, e * 2 * I + n0 + 8, e * 2 * I + I + n0, e * 2 * I + I + n0 + 8};
 
   float acc[4][4];
+#pragma unroll
   for (int j = 0; j < 4; ++j)
+#pragma unroll
     for (int i = 0; i < 4; ++i) acc[j][i] = 0.0f;
   for (std::int64_t y = 0; y < nb; ++y) {
-    const std::uint8_t sa_lo = live_lo ? a.x_scales[mx_scale_addr(first + r_lo, y, pad)] : std::uint8_t{127};
-    const std::uint8_t sa_hi = live_hi ? a.x_scales[mx_scale_addr(first + r_hi, y, pad)] : std::uint8_t{127};
+    // 2^(sa-129) of the lane's two rows (sentinel rows: their sums are 0 and never stored).
+    const float xa_lo = mx_quarter_scale(live_lo ? a.x_scales[mx_scale_addr(first + r_lo, y, pad)] : std::uint8_t{127});
+    const float xa_hi = mx_quarter_scale(live_hi ? a.x_scales[mx_scale_addr(first + r_hi, y, pad)] : std::uint8_t{127});
+    const std::uint8_t* const w[4] = {a.w13 + w_row[0] * row_bytes + 16 * y, a.w13 + w_row[1] * row_bytes + 16 * y,
+                                      a.w13 + w_row[2] * row_bytes + 16 * y, a.w13 + w_row[3] * row_bytes + 16 * y};
+    int c[4][4];
+    mx_warp_block_sums<4>(a_lo ? a_lo + 16 * y : nullptr, a_hi ? a_hi + 16 * y : nullptr, w, row_bytes, group, quad, c);
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-      int c[4];
-      mx_tile_block_sums(a_lo ? a_lo + 16 * y : nullptr, a_hi ? a_hi + 16 * y : nullptr,
-                         a.w13 + w_row[j] * row_bytes + 16 * y, row_bytes, group, quad, c);
-      const std::uint8_t sw0 = a.w13_scales[(w_row[j] + 2 * quad) * nb + y];
-      const std::uint8_t sw1 = a.w13_scales[(w_row[j] + 2 * quad + 1) * nb + y];
-      acc[j][0] = mx_block_promote(acc[j][0], c[0], sa_lo, sw0);
-      acc[j][1] = mx_block_promote(acc[j][1], c[1], sa_lo, sw1);
-      acc[j][2] = mx_block_promote(acc[j][2], c[2], sa_hi, sw0);
-      acc[j][3] = mx_block_promote(acc[j][3], c[3], sa_hi, sw1);
+      const float xw0 = e8m0_to_float(a.w13_scales[(w_row[j] + 2 * quad) * nb + y]);
+      const float xw1 = e8m0_to_float(a.w13_scales[(w_row[j] + 2 * quad + 1) * nb + y]);
+      acc[j][0] = mx_block_promote_scaled(acc[j][0], c[j][0], xa_lo, xw0);
+      acc[j][1] = mx_block_promote_scaled(acc[j][1], c[j][1], xa_lo, xw1);
+      acc[j][2] = mx_block_promote_scaled(acc[j][2], c[j][2], xa_hi, xw0);
+      acc[j][3] = mx_block_promote_scaled(acc[j][3], c[j][3], xa_hi, xw1);
     }
   }
+#pragma unroll
   for (int j = 0; j < 2; ++j) {
+#pragma unroll
     for (int i = 0; i < 4; ++i) {
       const bool live = i < 2 ? live_lo : live_hi;
       if (!live) continue;

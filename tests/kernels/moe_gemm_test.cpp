@@ -15,6 +15,7 @@
 #include "core/errors.hpp"
 #include "core/registry.hpp"
 #include "kernels/moe_gemm/moe_gemm.hpp"
+#include "kernels/moe_gemm/moe_gemm_fragments.hpp"
 #include "kernels/moe_gemm/moe_gemm_math.hpp"
 #include "reference/codecs/e2m1.hpp"
 #include "reference/codecs/e8m0.hpp"
@@ -110,6 +111,68 @@ TEST(MoeGemmMath, HalvesAreTwiceTheCodecValue) {
     EXPECT_EQ(static_cast<float>(e2m1_halves(code)), 2.0f * e2m1_to_float(static_cast<std::uint8_t>(code))) << code;
   // Packed int8 operands: byte j holds element j.
   EXPECT_EQ(e2m1x4_to_s8x4(0xF7u | (0x81u << 8)), 0x0001F40Cu);  // +6, -6, +0.5, -0 -> 12, -12, 1, 0
+}
+
+// The word-wise conversion the MMA operands use, on every 16-bit input.
+TEST(MoeGemmMath, Int8ConversionMatchesTheCodecOnEveryInput) {
+  for (std::uint32_t t = 0; t < 0x10000u; ++t) {
+    std::uint32_t want = 0;
+    for (int j = 0; j < 4; ++j)
+      want |= (static_cast<std::uint32_t>(e2m1_halves((t >> (4 * j)) & 0xFu)) & 0xFFu) << (8 * j);
+    ASSERT_EQ(e2m1x4_to_s8x4(t | 0xABCD0000u), want) << t;  // the upper half is ignored
+  }
+}
+
+// The kernels' promotion (2^(sa-129) formed first) gives the contract's bits for every scale pair.
+TEST(MoeGemmMath, ScaledPromotionEqualsTheCanonicalOne) {
+  for (int sa = 0; sa < 256; ++sa)
+    for (int sw = 0; sw < 256; ++sw)
+      for (int q : {0, 1, -3, 4608, -4607})
+        for (float acc : {0.0f, 1.5f, -3.0e30f}) {
+          const float want = mx_block_promote(acc, q, static_cast<std::uint8_t>(sa), static_cast<std::uint8_t>(sw));
+          const float got = mx_block_promote_scaled(acc, q, mx_quarter_scale(static_cast<std::uint8_t>(sa)),
+                                                    e8m0_to_float(static_cast<std::uint8_t>(sw)));
+          if (std::isnan(want))
+            ASSERT_TRUE(std::isnan(got)) << sa << " " << sw << " " << q;
+          else
+            ASSERT_EQ(float_bits(got), float_bits(want)) << sa << " " << sw << " " << q << " " << acc;
+        }
+}
+
+// The fragments the kernels build, run through the m16n8k32 definition (PTX fragment layout) for
+// all 32 lanes, give every lane the integer block sums of its C positions: the permutation of k is
+// the same for A and B.
+TEST(MoeGemmMath, FragmentPermutationGivesTheBlockSums) {
+  std::mt19937 rng(3);
+  for (int trial = 0; trial < 50; ++trial) {
+    std::uint8_t a[16][16], b[8][16];
+    for (auto& row : a)
+      for (auto& x : row) x = static_cast<std::uint8_t>(rng());
+    for (auto& col : b)
+      for (auto& x : col) x = static_cast<std::uint8_t>(rng());
+    // Logical operands as the MMA sees them.
+    int A[16][32], B[32][8];
+    for (int lane = 0; lane < 32; ++lane) {
+      const int g = lane / 4, q = lane % 4;
+      const MxAFragment fa = mx_a_fragment(a[g], a[g + 8], q);
+      const MxBFragment fb = mx_b_fragment(b[g], q);
+      const auto byte = [](std::uint32_t w, int i) { return static_cast<int>(static_cast<std::int8_t>(w >> (8 * i))); };
+      for (int i = 0; i < 4; ++i) {
+        A[g][4 * q + i] = byte(fa.a[0], i);
+        A[g + 8][4 * q + i] = byte(fa.a[1], i);
+        A[g][16 + 4 * q + i] = byte(fa.a[2], i);
+        A[g + 8][16 + 4 * q + i] = byte(fa.a[3], i);
+        B[4 * q + i][g] = byte(fb.b[0], i);
+        B[16 + 4 * q + i][g] = byte(fb.b[1], i);
+      }
+    }
+    for (int r = 0; r < 16; ++r)
+      for (int c = 0; c < 8; ++c) {
+        int d = 0;
+        for (int k = 0; k < 32; ++k) d += A[r][k] * B[k][c];
+        ASSERT_EQ(d, mx_block_sum_quarters(a[r], b[c])) << r << " " << c;
+      }
+  }
 }
 
 // S_q in integers equals the fp64 block sum times 4, for random and adversarial blocks.
