@@ -34,7 +34,7 @@ namespace fb {
 #if FB_MOE_INT8_MMA
 __device__ inline void mx_mma_block_sums(const MxAFragment& fa, const MxBFragment& fb, int (&c)[4]) {
   const int zero = 0;
-  asm volatile(
+  asm(  // no side effects: the compiler may move it and the loads around it
       "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};"
       : "=r"(c[0]), "=r"(c[1]), "=r"(c[2]), "=r"(c[3])
       : "r"(fa.a[0]), "r"(fa.a[1]), "r"(fa.a[2]), "r"(fa.a[3]), "r"(fb.b[0]), "r"(fb.b[1]), "r"(zero));

@@ -62,6 +62,7 @@ __global__ void moe_stage1_exact_kernel(Stage1Args a) {
   for (int j = 0; j < 4; ++j)
 #pragma unroll
     for (int i = 0; i < 4; ++i) acc[j][i] = 0.0f;
+#pragma unroll 2  // lets the next block's loads issue before this block's MMAs and promotion
   for (std::int64_t y = 0; y < nb; ++y) {
     // 2^(sa-129) of the lane's two rows (sentinel rows: their sums are 0 and never stored).
     const float xa_lo = mx_quarter_scale(live_lo ? a.x_scales[mx_scale_addr(first + r_lo, y, pad)] : std::uint8_t{127});

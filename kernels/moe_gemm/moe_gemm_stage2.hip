@@ -67,6 +67,7 @@ __global__ void moe_stage2_exact_kernel(Stage2Args a) {
   for (int j = 0; j < 2; ++j)
 #pragma unroll
     for (int i = 0; i < 4; ++i) acc[j][i] = 0.0f;
+#pragma unroll 2  // lets the next block's loads issue before this block's MMAs and promotion
   for (std::int64_t y = 0; y < nb; ++y) {
     const float xa_lo = mx_quarter_scale(live_lo ? a.a2_scales[mx_scale_addr(first + r_lo, y, pad)] : std::uint8_t{127});
     const float xa_hi = mx_quarter_scale(live_hi ? a.a2_scales[mx_scale_addr(first + r_hi, y, pad)] : std::uint8_t{127});
