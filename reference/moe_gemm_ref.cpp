@@ -38,20 +38,6 @@ Eigen::ArrayXd dequant_row(const std::uint8_t* codes, std::int64_t cols, Scale s
   return v;
 }
 
-struct Dot {
-  double value;
-  double abs;  // sum of |products| (>= the sum of |block sums|)
-};
-
-Dot dot(const Eigen::ArrayXd& a, const Eigen::ArrayXd& w) {
-  const Eigen::ArrayXd prod = a * w;
-  return {prod.sum(), prod.abs().sum()};
-}
-
-double dot_error(const Dot& d, std::int64_t blocks) {
-  return gamma_rel(blocks) * d.abs + static_cast<double>(blocks) * kHalfSubnormal;
-}
-
 // Sorted position of each routed pair (token * k + slot), -1 where none.
 std::vector<std::int64_t> pair_positions(const MoeGemmRefProblem& p, const MoeGemmRefInputs& in) {
   std::vector<std::int64_t> pos(static_cast<std::size_t>(p.tokens * p.topk), -1);
@@ -74,6 +60,50 @@ Eigen::ArrayXd weight_row(const MoeGemmRefInputs& in, std::int64_t row, std::int
   const std::int64_t blocks = cols / 32;
   return dequant_row(in.weights + row * cols / 2, cols,
                      [&](std::int64_t y) { return scale_value(in.weight_scales[row * blocks + y]); });
+}
+
+// The kernel's error bound for a dot product; 2^-40 of the absolute sum also covers the fp64
+// reference's own rounding (its sums of <= 2^14 exact products: far below 2^-40 relative).
+double dot_error(double abs_sum, std::int64_t blocks) {
+  return (gamma_rel(blocks) + 0x1.0p-40) * abs_sum + static_cast<double>(blocks) * kHalfSubnormal;
+}
+
+// The fp64 dot products of a group of activation rows with every weight row of one expert:
+// values(n, r) and abs_sums(n, r) = sum of |products| (two dense fp64 products, weights dequantized
+// once per expert).
+struct ExpertProducts {
+  Eigen::MatrixXd values, abs_sums;
+};
+
+ExpertProducts expert_products(const MoeGemmRefInputs& in, std::int64_t expert, std::int64_t weight_rows,
+                               std::int64_t cols, const std::vector<std::int64_t>& act_rows,
+                               const std::vector<std::int64_t>& positions) {
+  Eigen::MatrixXd w(weight_rows, cols), a(cols, static_cast<Eigen::Index>(act_rows.size()));
+  for (std::int64_t n = 0; n < weight_rows; ++n) w.row(n) = weight_row(in, expert * weight_rows + n, cols).matrix().transpose();
+  for (std::size_t r = 0; r < act_rows.size(); ++r)
+    a.col(static_cast<Eigen::Index>(r)) = act_row(in, act_rows[r], positions[r], cols).matrix();
+  ExpertProducts e;
+  e.values.noalias() = w * a;
+  e.abs_sums.noalias() = w.cwiseAbs() * a.cwiseAbs();
+  return e;
+}
+
+// The checked pairs grouped by expert: pair ids (token * k + slot) and their sorted positions.
+struct ExpertPairs {
+  std::vector<std::int64_t> pairs, positions;
+};
+
+std::vector<ExpertPairs> pairs_by_expert(const MoeGemmRefProblem& p, const MoeGemmRefInputs& in,
+                                         const std::vector<std::int64_t>& pos, const std::uint8_t* token_mask) {
+  std::vector<ExpertPairs> by(static_cast<std::size_t>(p.experts));
+  for (std::int64_t pair = 0; pair < p.tokens * p.topk; ++pair) {
+    const std::int64_t q = pos[static_cast<std::size_t>(pair)];
+    if (q < 0 || (token_mask && !token_mask[pair / p.topk])) continue;
+    ExpertPairs& e = by[static_cast<std::size_t>(in.sorted_expert_ids[q / p.block])];
+    e.pairs.push_back(pair);
+    e.positions.push_back(q);
+  }
+  return by;
 }
 
 // The fp64 activation and the kernel's bound at exact (g, u) with dot errors (eg, eu).
@@ -122,7 +152,7 @@ std::vector<Fp64Check> finish(const char* name, const ErrorAccumulator& plain, c
 
 std::vector<Fp64Check> moe_stage1_check_fp64(const MoeGemmRefProblem& p, const MoeGemmRefInputs& in,
                                              const std::uint16_t* a1, const std::uint8_t* token_mask) {
-  const std::vector<std::int64_t> pos = pair_positions(p, in);
+  const std::vector<ExpertPairs> by = pairs_by_expert(p, in, pair_positions(p, in), token_mask);
   const std::int64_t I = p.inter, K = p.hidden, blocks = K / 32;
   ErrorAccumulator plain, ratio;
   double worst_bound = 0.0;
@@ -131,16 +161,20 @@ std::vector<Fp64Check> moe_stage1_check_fp64(const MoeGemmRefProblem& p, const M
     ErrorAccumulator my_plain, my_ratio;
     double my_worst = 0.0;
 #pragma omp for schedule(dynamic, 1)
-    for (std::int64_t pair = 0; pair < p.tokens * p.topk; ++pair) {
-      const std::int64_t t = pair / p.topk, q = pos[static_cast<std::size_t>(pair)];
-      if ((token_mask && !token_mask[t]) || q < 0) continue;
-      const std::int64_t e = in.sorted_expert_ids[q / p.block];
-      const Eigen::ArrayXd a = act_row(in, t, q, K);
-      for (std::int64_t n = 0; n < I; ++n) {
-        const Dot g = dot(a, weight_row(in, e * 2 * I + n, K));
-        const Dot u = dot(a, weight_row(in, e * 2 * I + I + n, K));
-        const Activation f = swiglu_ref(p.oai, g.value, u.value, dot_error(g, blocks), dot_error(u, blocks));
-        add_element(my_plain, my_ratio, my_worst, pair * I + n, bf16_to_float(a1[pair * I + n]), f.value, f.bound);
+    for (std::int64_t e = 0; e < p.experts; ++e) {
+      const ExpertPairs& ep = by[static_cast<std::size_t>(e)];
+      if (ep.pairs.empty()) continue;
+      std::vector<std::int64_t> rows(ep.pairs.size());
+      for (std::size_t r = 0; r < rows.size(); ++r) rows[r] = ep.pairs[r] / p.topk;  // row = token
+      const ExpertProducts prod = expert_products(in, e, 2 * I, K, rows, ep.positions);
+      for (std::size_t r = 0; r < rows.size(); ++r) {
+        const std::int64_t pair = ep.pairs[r];
+        const auto c = static_cast<Eigen::Index>(r);
+        for (std::int64_t n = 0; n < I; ++n) {
+          const Activation f = swiglu_ref(p.oai, prod.values(n, c), prod.values(I + n, c),
+                                          dot_error(prod.abs_sums(n, c), blocks), dot_error(prod.abs_sums(I + n, c), blocks));
+          add_element(my_plain, my_ratio, my_worst, pair * I + n, bf16_to_float(a1[pair * I + n]), f.value, f.bound);
+        }
       }
     }
 #pragma omp critical
@@ -161,31 +195,46 @@ namespace {
 template <class Visit>
 void stage2_ref(const MoeGemmRefProblem& p, const MoeGemmRefInputs& in, const std::uint8_t* token_mask, Visit visit) {
   const std::vector<std::int64_t> pos = pair_positions(p, in);
+  const std::vector<ExpertPairs> by = pairs_by_expert(p, in, pos, token_mask);
   const std::int64_t K = p.hidden, I = p.inter, blocks = I / 32, k = p.topk;
+  // y and its absolute product sum for every checked pair, [pair][K].
+  std::vector<std::int64_t> slot_of(static_cast<std::size_t>(p.tokens * k), -1);
+  std::int64_t checked = 0;
+  for (const ExpertPairs& ep : by)
+    for (std::int64_t pair : ep.pairs) slot_of[static_cast<std::size_t>(pair)] = checked++;
+  std::vector<double> y(static_cast<std::size_t>(checked * K)), y_abs(y.size());
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::int64_t e = 0; e < p.experts; ++e) {
+    const ExpertPairs& ep = by[static_cast<std::size_t>(e)];
+    if (ep.pairs.empty()) continue;
+    const ExpertProducts prod = expert_products(in, e, K, I, ep.pairs, ep.positions);  // row = token*k + slot
+    for (std::size_t r = 0; r < ep.pairs.size(); ++r) {
+      const std::int64_t at = slot_of[static_cast<std::size_t>(ep.pairs[r])] * K;
+      for (std::int64_t d = 0; d < K; ++d) {
+        y[static_cast<std::size_t>(at + d)] = prod.values(d, static_cast<Eigen::Index>(r));
+        y_abs[static_cast<std::size_t>(at + d)] = prod.abs_sums(d, static_cast<Eigen::Index>(r));
+      }
+    }
+  }
 #pragma omp parallel for schedule(dynamic, 1)
   for (std::int64_t t = 0; t < p.tokens; ++t) {
     if (token_mask && !token_mask[t]) continue;
-    std::vector<Eigen::ArrayXd> rows;
-    std::vector<std::int64_t> experts;
-    std::vector<double> weights;
-    for (std::int64_t s = 0; s < k; ++s) {
-      const std::int64_t q = pos[static_cast<std::size_t>(t * k + s)];
-      if (q < 0) continue;
-      rows.push_back(act_row(in, t * k + s, q, I));
-      experts.push_back(in.sorted_expert_ids[q / p.block]);
-      weights.push_back(static_cast<double>(in.sorted_weights[q]));
-    }
     std::vector<double> refs(static_cast<std::size_t>(K)), bounds(refs.size());
     for (std::int64_t d = 0; d < K; ++d) {
       double ref = 0.0, err = 0.0, sum_abs = 0.0;
-      for (std::size_t s = 0; s < rows.size(); ++s) {
-        const Dot y = dot(rows[s], weight_row(in, experts[s] * K + d, I));
-        const double w = std::abs(weights[s]), e_y = dot_error(y, blocks);
-        ref += weights[s] * y.value;
-        err += w * e_y + kU * w * (std::abs(y.value) + e_y) + kHalfSubnormal;
-        sum_abs += w * (std::abs(y.value) + e_y) * (1.0 + kU) + kHalfSubnormal;
+      std::int64_t terms = 0;
+      for (std::int64_t s = 0; s < k; ++s) {
+        const std::int64_t q = pos[static_cast<std::size_t>(t * k + s)];
+        if (q < 0) continue;
+        const auto at = static_cast<std::size_t>(slot_of[static_cast<std::size_t>(t * k + s)] * K + d);
+        const double w = static_cast<double>(in.sorted_weights[q]), aw = std::abs(w);
+        const double e_y = dot_error(y_abs[at], blocks);
+        ref += w * y[at];
+        err += aw * e_y + kU * aw * (std::abs(y[at]) + e_y) + kHalfSubnormal;
+        sum_abs += aw * (std::abs(y[at]) + e_y) * (1.0 + kU) + kHalfSubnormal;
+        ++terms;
       }
-      err += gamma_rel(static_cast<std::int64_t>(rows.size())) * sum_abs;
+      err += gamma_rel(terms) * sum_abs;
       if (p.shared != 0) {
         const double h = bf16_to_float(in.shared[t * K + d]);
         if (p.shared == 1) err += kBf16UnitRoundoff * (std::abs(ref) + err) + kBf16HalfSubnormal;  // chain
