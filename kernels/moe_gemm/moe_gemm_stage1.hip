@@ -49,7 +49,12 @@ __global__ void moe_stage1_exact_kernel(Stage1Args a) {
   const std::int64_t I = a.inter, row_bytes = a.hidden / 2, nb = a.hidden / 32, pad = (nb + 7) / 8 * 8;
   const std::int64_t n0 = static_cast<std::int64_t>(blockIdx.x) * kColsPerCta + col_slice * 16;
 
-  const int r_lo = row_slice * 16 + group, r_hi = r_lo + 8;
+  // A warp whose 16 rows are all padding returns at once (the whole warp: no MMA is left half
+  // done). Padding (sentinel entries) fills the tail of an expert's run, so its first row decides.
+  // At decode most sort blocks hold a few tokens: this halves the work of B = 32.
+  const int slice_first = row_slice * 16;
+  if (first + slice_first >= valid || moe_entry_token(entries[slice_first]) >= a.tokens) return;
+  const int r_lo = slice_first + group, r_hi = r_lo + 8;
   const std::int64_t tok_lo = moe_entry_token(entries[r_lo]), tok_hi = moe_entry_token(entries[r_hi]);
   const bool live_lo = first + r_lo < valid && tok_lo < a.tokens, live_hi = first + r_hi < valid && tok_hi < a.tokens;
   const std::uint8_t* a_lo = live_lo ? a.xq + tok_lo * row_bytes : nullptr;

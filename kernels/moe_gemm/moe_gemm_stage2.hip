@@ -52,7 +52,12 @@ __global__ void moe_stage2_exact_kernel(Stage2Args a) {
   const std::int64_t K = a.hidden, row_bytes = a.inter / 2, nb = a.inter / 32, pad = (nb + 7) / 8 * 8;
   const std::int64_t d0 = static_cast<std::int64_t>(blockIdx.x) * kColsPerCta + col_slice * 16;
 
-  const int r_lo = row_slice * 16 + group, r_hi = r_lo + 8;
+  // A warp whose 16 rows are all padding returns at once (the whole warp: no MMA is left half
+  // done). Padding (sentinel entries) fills the tail of an expert's run, so its first row decides.
+  // At decode most sort blocks hold a few tokens: this halves the work of B = 32.
+  const int slice_first = row_slice * 16;
+  if (first + slice_first >= valid || moe_entry_token(entries[slice_first]) >= a.tokens) return;
+  const int r_lo = slice_first + group, r_hi = r_lo + 8;
   const std::int32_t entry_lo = entries[r_lo], entry_hi = entries[r_hi];
   const std::int64_t tok_lo = moe_entry_token(entry_lo), tok_hi = moe_entry_token(entry_hi);
   const bool live_lo = first + r_lo < valid && tok_lo < a.tokens, live_hi = first + r_hi < valid && tok_hi < a.tokens;
