@@ -31,6 +31,11 @@ namespace fb {
 #define FB_MOE_INT8_MMA 0
 #endif
 
+// Warps per CTA of the exact kernels: each takes a 16-column slice of the output (two n8 MMA
+// tiles, or two gate and two up tiles in stage 1) over every 16-row slice of its sort block.
+// Four where the columns divide by 64, else two (columns are a multiple of 32).
+inline int moe_exact_warps(std::int64_t cols) { return cols % 64 == 0 ? 4 : 2; }
+
 #if FB_MOE_INT8_MMA
 __device__ inline void mx_mma_block_sums(const MxAFragment& fa, const MxBFragment& fb, int (&c)[4]) {
   const int zero = 0;

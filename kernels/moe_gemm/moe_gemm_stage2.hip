@@ -2,7 +2,8 @@
 //   1. GEMM: for each sorted position p < num_valid_ids[0] with a real token, y[token*k + slot][d]
 //      = fl32(w_p * dot(a2q[token*k + slot] (scales at p), W2[e][d])), the dot product in the
 //      canonical order of moe_gemm_math.hpp. Engines as in stage 1 (exact: m16n8k32 int8 block
-//      sums, a CTA = sort block x 32 columns; plain: one thread per column).
+//      sums, a CTA = sort block x 64 (or 32) columns, a warp = 16 columns over the block's row
+//      slices; plain: one thread per column).
 //   2. reduce: out[t][d] = bf16(sum), sum = +0 then + y[t*k + s][d] for s = 0 .. k-1 in order;
 //      fold adds f32(shared[t][d]) to the sum before the one rounding.
 //   3. chain only: out = bf16(f32(out) + f32(shared)).
@@ -15,7 +16,6 @@
 namespace fb {
 namespace {
 
-constexpr int kColsPerCta = 32;
 constexpr int kPlainThreads = 128;
 constexpr int kReduceThreads = 256;
 constexpr int kMaxBlock = 128;
@@ -45,58 +45,57 @@ __global__ void moe_stage2_exact_kernel(Stage2Args a) {
   }
   __syncthreads();
 
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int lane = threadIdx.x & 31, col_slice = threadIdx.x >> 5;
   const int group = lane >> 2, quad = lane & 3;
-  const int row_slice = warp >> 1, col_slice = warp & 1;
   const std::int64_t e = a.sorted_expert_ids[blockIdx.y];
   const std::int64_t K = a.hidden, row_bytes = a.inter / 2, nb = a.inter / 32, pad = (nb + 7) / 8 * 8;
-  const std::int64_t d0 = static_cast<std::int64_t>(blockIdx.x) * kColsPerCta + col_slice * 16;
-
-  // A warp whose 16 rows are all padding returns at once (the whole warp: no MMA is left half
-  // done). Padding (sentinel entries) fills the tail of an expert's run, so its first row decides.
-  // At decode most sort blocks hold a few tokens: this halves the work of B = 32.
-  const int slice_first = row_slice * 16;
-  if (first + slice_first >= valid || moe_entry_token(entries[slice_first]) >= a.tokens) return;
-  const int r_lo = slice_first + group, r_hi = r_lo + 8;
-  const std::int32_t entry_lo = entries[r_lo], entry_hi = entries[r_hi];
-  const std::int64_t tok_lo = moe_entry_token(entry_lo), tok_hi = moe_entry_token(entry_hi);
-  const bool live_lo = first + r_lo < valid && tok_lo < a.tokens, live_hi = first + r_hi < valid && tok_hi < a.tokens;
-  const std::int64_t row_lo = tok_lo * a.topk + moe_entry_slot(entry_lo);
-  const std::int64_t row_hi = tok_hi * a.topk + moe_entry_slot(entry_hi);
-  const std::uint8_t* a_lo = live_lo ? a.a2q + row_lo * row_bytes : nullptr;
-  const std::uint8_t* a_hi = live_hi ? a.a2q + row_hi * row_bytes : nullptr;
+  const std::int64_t d0 = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x / 32 + col_slice) * 16;
   const std::int64_t w_row[2] = {e * K + d0, e * K + d0 + 8};
 
-  float acc[2][4];
+  // The sort block's 16-row slices in turn, up to the first that starts with padding (as stage 1).
+  for (int slice_first = 0; slice_first < a.block; slice_first += 16) {
+    if (moe_entry_token(entries[slice_first]) >= a.tokens) break;
+    const int r_lo = slice_first + group, r_hi = r_lo + 8;
+    const std::int32_t entry_lo = entries[r_lo], entry_hi = entries[r_hi];
+    const std::int64_t tok_lo = moe_entry_token(entry_lo), tok_hi = moe_entry_token(entry_hi);
+    const bool live_lo = tok_lo < a.tokens, live_hi = tok_hi < a.tokens;
+    const std::int64_t row_lo = tok_lo * a.topk + moe_entry_slot(entry_lo);
+    const std::int64_t row_hi = tok_hi * a.topk + moe_entry_slot(entry_hi);
+    const std::uint8_t* a_lo = live_lo ? a.a2q + row_lo * row_bytes : nullptr;
+    const std::uint8_t* a_hi = live_hi ? a.a2q + row_hi * row_bytes : nullptr;
+
+    float acc[2][4];
 #pragma unroll
-  for (int j = 0; j < 2; ++j)
+    for (int j = 0; j < 2; ++j)
 #pragma unroll
-    for (int i = 0; i < 4; ++i) acc[j][i] = 0.0f;
+      for (int i = 0; i < 4; ++i) acc[j][i] = 0.0f;
 #pragma unroll 2  // lets the next block's loads issue before this block's MMAs and promotion
-  for (std::int64_t y = 0; y < nb; ++y) {
-    const float xa_lo = mx_quarter_scale(live_lo ? a.a2_scales[mx_scale_addr(first + r_lo, y, pad)] : std::uint8_t{127});
-    const float xa_hi = mx_quarter_scale(live_hi ? a.a2_scales[mx_scale_addr(first + r_hi, y, pad)] : std::uint8_t{127});
-    const std::uint8_t* const w[2] = {a.w2 + w_row[0] * row_bytes + 16 * y, a.w2 + w_row[1] * row_bytes + 16 * y};
-    int c[2][4];
-    mx_warp_block_sums<2>(a_lo ? a_lo + 16 * y : nullptr, a_hi ? a_hi + 16 * y : nullptr, w, row_bytes, group, quad, c);
+    for (std::int64_t y = 0; y < nb; ++y) {
+      const float xa_lo = mx_quarter_scale(live_lo ? a.a2_scales[mx_scale_addr(first + r_lo, y, pad)] : std::uint8_t{127});
+      const float xa_hi = mx_quarter_scale(live_hi ? a.a2_scales[mx_scale_addr(first + r_hi, y, pad)] : std::uint8_t{127});
+      const std::uint8_t* const w[2] = {a.w2 + w_row[0] * row_bytes + 16 * y, a.w2 + w_row[1] * row_bytes + 16 * y};
+      int c[2][4];
+      mx_warp_block_sums<2>(a_lo ? a_lo + 16 * y : nullptr, a_hi ? a_hi + 16 * y : nullptr, w, row_bytes, group, quad,
+                            c);
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        const float xw0 = e8m0_to_float(a.w2_scales[(w_row[j] + 2 * quad) * nb + y]);
+        const float xw1 = e8m0_to_float(a.w2_scales[(w_row[j] + 2 * quad + 1) * nb + y]);
+        acc[j][0] = mx_block_promote_scaled(acc[j][0], c[j][0], xa_lo, xw0);
+        acc[j][1] = mx_block_promote_scaled(acc[j][1], c[j][1], xa_lo, xw1);
+        acc[j][2] = mx_block_promote_scaled(acc[j][2], c[j][2], xa_hi, xw0);
+        acc[j][3] = mx_block_promote_scaled(acc[j][3], c[j][3], xa_hi, xw1);
+      }
+    }
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
-      const float xw0 = e8m0_to_float(a.w2_scales[(w_row[j] + 2 * quad) * nb + y]);
-      const float xw1 = e8m0_to_float(a.w2_scales[(w_row[j] + 2 * quad + 1) * nb + y]);
-      acc[j][0] = mx_block_promote_scaled(acc[j][0], c[j][0], xa_lo, xw0);
-      acc[j][1] = mx_block_promote_scaled(acc[j][1], c[j][1], xa_lo, xw1);
-      acc[j][2] = mx_block_promote_scaled(acc[j][2], c[j][2], xa_hi, xw0);
-      acc[j][3] = mx_block_promote_scaled(acc[j][3], c[j][3], xa_hi, xw1);
-    }
-  }
 #pragma unroll
-  for (int j = 0; j < 2; ++j) {
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const bool hi = i >= 2;
-      if (!(hi ? live_hi : live_lo)) continue;
-      const std::int64_t d = d0 + 8 * j + 2 * quad + (i & 1);
-      a.y[(hi ? row_hi : row_lo) * K + d] = weights[hi ? r_hi : r_lo] * acc[j][i];
+      for (int i = 0; i < 4; ++i) {
+        const bool hi = i >= 2;
+        if (!(hi ? live_hi : live_lo)) continue;
+        const std::int64_t d = d0 + 8 * j + 2 * quad + (i & 1);
+        a.y[(hi ? row_hi : row_lo) * K + d] = weights[hi ? r_hi : r_lo] * acc[j][i];
+      }
     }
   }
 }
@@ -154,8 +153,9 @@ void moe_stage2_launch(const MoeGemmParams& p, const MoeStage2Buffers& b, void* 
   const auto s = static_cast<hipStream_t>(stream);
   const auto blocks = static_cast<unsigned>(p.max_blocks());
   if (p.engine == MoeGemmEngine::exact) {
-    const dim3 grid(static_cast<unsigned>(p.hidden / kColsPerCta), blocks);
-    moe_stage2_exact_kernel<<<grid, static_cast<unsigned>(32 * 2 * (p.block / 16)), 0, s>>>(a);
+    const int warps = moe_exact_warps(p.hidden);  // one 16-column slice each
+    const dim3 grid(static_cast<unsigned>(p.hidden / (16 * warps)), blocks);
+    moe_stage2_exact_kernel<<<grid, static_cast<unsigned>(32 * warps), 0, s>>>(a);
     gpu_check_launch("moe_stage2_exact_kernel");
   } else {
     const dim3 grid(grid_1d(p.hidden, kPlainThreads), blocks);
