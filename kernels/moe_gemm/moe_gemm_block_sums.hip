@@ -4,7 +4,7 @@
 // writes the 128 sums S_q (quarter units) row-major.
 #include "kernels/common/gpu_check.hpp"
 #include "kernels/moe_gemm/moe_gemm.hpp"
-#include "kernels/moe_gemm/moe_gemm_device.hpp"
+#include "kernels/moe_gemm/moe_gemm_exact.hpp"
 
 namespace fb {
 namespace {

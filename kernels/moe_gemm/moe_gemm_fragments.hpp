@@ -1,4 +1,4 @@
-// The int8 MMA fragments of one 32-element MX block, as kernels/moe_gemm/moe_gemm_device.hpp
+// The int8 MMA fragments of one 32-element MX block, as kernels/moe_gemm/moe_gemm_exact.hpp
 // lays them out (the permutation of k is explained there). Host and device (FB_HD), so the CPU
 // tests can simulate the MMA on exactly what the kernels feed it.
 #pragma once

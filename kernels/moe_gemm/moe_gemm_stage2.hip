@@ -10,7 +10,7 @@
 // Every pair is routed (validated routing, no expert mask), so every y row read is written.
 #include "kernels/common/gpu_check.hpp"
 #include "kernels/moe_gemm/moe_gemm.hpp"
-#include "kernels/moe_gemm/moe_gemm_device.hpp"
+#include "kernels/moe_gemm/moe_gemm_exact.hpp"
 #include "kernels/moe_sort_mxfp4/moe_sort_mxfp4_math.hpp"
 
 namespace fb {
@@ -20,18 +20,6 @@ constexpr int kPlainThreads = 128;
 constexpr int kReduceThreads = 256;
 constexpr int kMaxBlock = 128;
 
-struct Stage2Args {
-  const std::int32_t* sorted_token_ids;
-  const float* sorted_weights;
-  const std::int32_t* sorted_expert_ids;
-  const std::int32_t* num_valid_ids;
-  const std::uint8_t* a2q;
-  const std::uint8_t* a2_scales;
-  const std::uint8_t* w2;
-  const std::uint8_t* w2_scales;
-  float* y;
-  std::int64_t tokens, topk, block, hidden, inter;
-};
 
 __global__ void moe_stage2_exact_kernel(Stage2Args a) {
   const std::int64_t valid = a.num_valid_ids[0];
@@ -45,59 +33,9 @@ __global__ void moe_stage2_exact_kernel(Stage2Args a) {
   }
   __syncthreads();
 
-  const int lane = threadIdx.x & 31, col_slice = threadIdx.x >> 5;
-  const int group = lane >> 2, quad = lane & 3;
-  const std::int64_t e = a.sorted_expert_ids[blockIdx.y];
-  const std::int64_t K = a.hidden, row_bytes = a.inter / 2, nb = a.inter / 32, pad = (nb + 7) / 8 * 8;
-  const std::int64_t d0 = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x / 32 + col_slice) * 16;
-  const std::int64_t w_row[2] = {e * K + d0, e * K + d0 + 8};
-
-  // The sort block's 16-row slices in turn, up to the first that starts with padding (as stage 1).
-  for (int slice_first = 0; slice_first < a.block; slice_first += 16) {
-    if (moe_entry_token(entries[slice_first]) >= a.tokens) break;
-    const int r_lo = slice_first + group, r_hi = r_lo + 8;
-    const std::int32_t entry_lo = entries[r_lo], entry_hi = entries[r_hi];
-    const std::int64_t tok_lo = moe_entry_token(entry_lo), tok_hi = moe_entry_token(entry_hi);
-    const bool live_lo = tok_lo < a.tokens, live_hi = tok_hi < a.tokens;
-    const std::int64_t row_lo = tok_lo * a.topk + moe_entry_slot(entry_lo);
-    const std::int64_t row_hi = tok_hi * a.topk + moe_entry_slot(entry_hi);
-    const std::uint8_t* a_lo = live_lo ? a.a2q + row_lo * row_bytes : nullptr;
-    const std::uint8_t* a_hi = live_hi ? a.a2q + row_hi * row_bytes : nullptr;
-
-    float acc[2][4];
-#pragma unroll
-    for (int j = 0; j < 2; ++j)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) acc[j][i] = 0.0f;
-#pragma unroll 2  // lets the next block's loads issue before this block's MMAs and promotion
-    for (std::int64_t y = 0; y < nb; ++y) {
-      const float xa_lo = mx_quarter_scale(live_lo ? a.a2_scales[mx_scale_addr(first + r_lo, y, pad)] : std::uint8_t{127});
-      const float xa_hi = mx_quarter_scale(live_hi ? a.a2_scales[mx_scale_addr(first + r_hi, y, pad)] : std::uint8_t{127});
-      const std::uint8_t* const w[2] = {a.w2 + w_row[0] * row_bytes + 16 * y, a.w2 + w_row[1] * row_bytes + 16 * y};
-      int c[2][4];
-      mx_warp_block_sums<2>(a_lo ? a_lo + 16 * y : nullptr, a_hi ? a_hi + 16 * y : nullptr, w, row_bytes, group, quad,
-                            c);
-#pragma unroll
-      for (int j = 0; j < 2; ++j) {
-        const float xw0 = e8m0_to_float(a.w2_scales[(w_row[j] + 2 * quad) * nb + y]);
-        const float xw1 = e8m0_to_float(a.w2_scales[(w_row[j] + 2 * quad + 1) * nb + y]);
-        acc[j][0] = mx_block_promote_scaled(acc[j][0], c[j][0], xa_lo, xw0);
-        acc[j][1] = mx_block_promote_scaled(acc[j][1], c[j][1], xa_lo, xw1);
-        acc[j][2] = mx_block_promote_scaled(acc[j][2], c[j][2], xa_hi, xw0);
-        acc[j][3] = mx_block_promote_scaled(acc[j][3], c[j][3], xa_hi, xw1);
-      }
-    }
-#pragma unroll
-    for (int j = 0; j < 2; ++j) {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const bool hi = i >= 2;
-        if (!(hi ? live_hi : live_lo)) continue;
-        const std::int64_t d = d0 + 8 * j + 2 * quad + (i & 1);
-        a.y[(hi ? row_hi : row_lo) * K + d] = weights[hi ? r_hi : r_lo] * acc[j][i];
-      }
-    }
-  }
+  const int warps = static_cast<int>(blockDim.x / 32), warp = static_cast<int>(threadIdx.x / 32);
+  moe_stage2_exact_warp(a, entries, weights, first, a.sorted_expert_ids[blockIdx.y],
+                        (static_cast<std::int64_t>(blockIdx.x) * warps + warp) * 16, static_cast<int>(threadIdx.x & 31));
 }
 
 __global__ __launch_bounds__(kPlainThreads) void moe_stage2_plain_kernel(Stage2Args a) {
@@ -129,11 +67,7 @@ __global__ __launch_bounds__(kReduceThreads) void moe_stage2_reduce_kernel(const
                                                                             std::uint16_t* out, std::int64_t tokens,
                                                                             std::int64_t topk, std::int64_t hidden) {
   const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kReduceThreads + threadIdx.x;
-  if (i >= tokens * hidden) return;
-  const std::int64_t t = i / hidden, d = i % hidden;
-  float sum = 0.0f;
-  for (std::int64_t s = 0; s < topk; ++s) sum = sum + y[(t * topk + s) * hidden + d];
-  out[i] = kMode == MoeSharedMode::fold ? moe_finish_fold(sum, shared[i]) : bf16_from_float(sum);
+  if (i < tokens * hidden) out[i] = moe_reduce_element<kMode>(y, shared, topk, hidden, i);
 }
 
 __global__ __launch_bounds__(kReduceThreads) void moe_shared_add_kernel(const std::uint16_t* shared, std::uint16_t* out,

@@ -9,12 +9,14 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <limits>
 #include <random>
 
 #include "core/device.hpp"
 #include "core/errors.hpp"
 #include "core/registry.hpp"
 #include "kernels/moe_gemm/moe_gemm.hpp"
+#include "kernels/moe_gemm/moe_gemm_exact.hpp"
 #include "kernels/moe_gemm/moe_gemm_fragments.hpp"
 #include "kernels/moe_gemm/moe_gemm_math.hpp"
 #include "reference/codecs/e2m1.hpp"
@@ -270,6 +272,61 @@ TEST(MoeGemmEmulation, ExactAndPlainAreTheSameArithmetic) {
     Made m = make(name, Shape{});
     EXPECT_EQ(emulate(m, 0)[0].bytes, emulate(m, 1)[0].bytes) << name;
   }
+}
+
+// The exact kernels' grid, warp and lane indexing run on the CPU (scalar block sums in place of the
+// MMA) equals the emulation bitwise: B 16 to 128, I and K with 2 or 4 warps per CTA, every routing,
+// both activations, F6 both ways, edge inputs.
+TEST(MoeGemmEmulation, ExactKernelIndexingMatchesTheEmulation) {
+  const auto pointers_of = [](Made& m) {
+    std::vector<void*> v;
+    for (HostTensor& t : m.in) v.push_back(t.bytes.data());
+    return v;
+  };
+  for (const char* routing : {"uniform", "one_expert", "empty_experts"})
+    for (std::int64_t B : {16, 32, 64, 128})
+      for (const char* name : {"moe_gemm/stage1", "moe_gemm/stage2", "moe_gemm/shared_fold"}) {
+        Shape s;
+        s.T = 40;
+        s.B = B;
+        s.routing = routing;
+        s.I = B == 64 ? 128 : 96;
+        s.K = B == 32 ? 256 : 288;
+        s.activation = B == 16 ? "silu" : "swiglu_oai";
+        s.dist = B == 128 ? "edge" : "normal";
+        Made m = make(name, s);
+        const std::vector<void*> in = pointers_of(m);
+        for (VariantId v = 0; v < moe_case(name).variants.size(); ++v) {
+          const HostTensors want = emulate(m, v);
+          HostTensors got = allocate_host(m.inst->outputs());
+          MoeGemmParams p;
+          p.tokens = s.T, p.topk = s.k, p.experts = s.E, p.block = B, p.hidden = s.K, p.inter = s.I;
+          p.oai = s.activation == "swiglu_oai";
+          if (std::string(name) == "moe_gemm/stage1") {
+            moe_stage1_exact_simulate(p, {static_cast<const std::int32_t*>(in[0]), static_cast<const std::int32_t*>(in[1]),
+                                          static_cast<const std::int32_t*>(in[2]), static_cast<const std::uint8_t*>(in[3]),
+                                          static_cast<const std::uint8_t*>(in[4]), static_cast<const std::uint8_t*>(in[5]),
+                                          static_cast<const std::uint8_t*>(in[6]), got[0].data<std::uint16_t>()});
+          } else {
+            if (std::string(name) == "moe_gemm/shared_fold") p.shared = v == 0 ? MoeSharedMode::fold : MoeSharedMode::chain;
+            std::vector<float> y(static_cast<std::size_t>(s.T * s.k * s.K), std::numeric_limits<float>::quiet_NaN());
+            MoeStage2Buffers b;
+            b.sorted_token_ids = static_cast<const std::int32_t*>(in[0]);
+            b.sorted_weights = static_cast<const float*>(in[1]);
+            b.sorted_expert_ids = static_cast<const std::int32_t*>(in[2]);
+            b.num_valid_ids = static_cast<const std::int32_t*>(in[3]);
+            b.a2q = static_cast<const std::uint8_t*>(in[4]);
+            b.a2_scales = static_cast<const std::uint8_t*>(in[5]);
+            b.w2 = static_cast<const std::uint8_t*>(in[6]);
+            b.w2_scales = static_cast<const std::uint8_t*>(in[7]);
+            b.shared = in.size() > 8 ? static_cast<const std::uint16_t*>(in[8]) : nullptr;
+            b.y = y.data();
+            b.out = got[0].data<std::uint16_t>();
+            moe_stage2_exact_simulate(p, b);
+          }
+          EXPECT_EQ(got[0].bytes, want[0].bytes) << name << " " << routing << " B=" << B << " variant " << v;
+        }
+      }
 }
 
 TEST(MoeGemmEmulation, FoldWithinRelL2OfChainAndNoWorseAgainstFp64) {
