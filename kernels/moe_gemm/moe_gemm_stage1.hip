@@ -22,8 +22,9 @@ constexpr int kPlainThreads = 128;   // plain: columns per CTA
 constexpr int kMaxBlock = 128;       // B
 
 
+// At most 4 warps; 4 CTAs per SM (128 registers) so 16 warps stream weights at decode.
 template <bool kOai>
-__global__ void moe_stage1_exact_kernel(Stage1Args a) {
+__global__ __launch_bounds__(128, 4) void moe_stage1_exact_kernel(Stage1Args a) {
   const std::int64_t valid = a.num_valid_ids[0];
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.y) * a.block;
   if (first >= valid) return;  // the whole CTA: blocks past the sorted entries

@@ -21,7 +21,7 @@ constexpr int kReduceThreads = 256;
 constexpr int kMaxBlock = 128;
 
 
-__global__ void moe_stage2_exact_kernel(Stage2Args a) {
+__global__ __launch_bounds__(128, 6) void moe_stage2_exact_kernel(Stage2Args a) {  // at most 4 warps
   const std::int64_t valid = a.num_valid_ids[0];
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.y) * a.block;
   if (first >= valid) return;
