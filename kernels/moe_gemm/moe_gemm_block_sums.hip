@@ -1,6 +1,6 @@
 // The matrix units' block sums alone, for the exactness test (tests/kernels/moe_gemm_test.cpp):
 // tile i of `count` is 16 rows x 8 columns of one 32-element MX block; one warp per tile runs the
-// engine's block-sum routine (mx_warp_block_sums: the m16n8k32 int8 MMA on NVIDIA sm_80+) and
+// engine's block-sum routine (mx_tile_block_sums: the m16n8k32 int8 MMA on NVIDIA sm_80+) and
 // writes the 128 sums S_q (quarter units) row-major.
 #include "kernels/common/gpu_check.hpp"
 #include "kernels/moe_gemm/moe_gemm.hpp"
@@ -13,14 +13,21 @@ __global__ void moe_block_sums_mma_kernel(const std::uint8_t* a, const std::uint
   const int lane = threadIdx.x & 31, group = lane >> 2, quad = lane & 3;
   const std::int64_t tile = blockIdx.x;
   const std::uint8_t* at = a + tile * 16 * 16;
-  const std::uint8_t* const w[1] = {b + tile * 8 * 16};
-  int c[1][4];
-  mx_warp_block_sums<1>(at + group * 16, at + (group + 8) * 16, w, 16, group, quad, c);
+  const std::uint8_t* bt = b + tile * 8 * 16;
+  const std::uint8_t* lo = at + group * 16;
+  const std::uint8_t* hi = at + (group + 8) * 16;
+#if FB_MOE_INT8_MMA
+  const MxAFragment fa = mx_a_fragment(lo, hi, quad);
+#else
+  const MxAFragment fa{{0u, 0u, 0u, 0u}};
+#endif
+  int c[4];
+  mx_tile_block_sums(fa, lo, hi, bt + group * 16, bt + 2 * quad * 16, bt + (2 * quad + 1) * 16, quad, c);
   std::int32_t* out = sums + tile * 16 * 8;
-  out[group * 8 + 2 * quad] = c[0][0];
-  out[group * 8 + 2 * quad + 1] = c[0][1];
-  out[(group + 8) * 8 + 2 * quad] = c[0][2];
-  out[(group + 8) * 8 + 2 * quad + 1] = c[0][3];
+  out[group * 8 + 2 * quad] = c[0];
+  out[group * 8 + 2 * quad + 1] = c[1];
+  out[(group + 8) * 8 + 2 * quad] = c[2];
+  out[(group + 8) * 8 + 2 * quad + 1] = c[3];
 }
 
 __global__ void moe_block_sums_plain_kernel(const std::uint8_t* a, const std::uint8_t* b, std::int32_t* sums) {

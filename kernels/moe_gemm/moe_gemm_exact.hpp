@@ -19,6 +19,8 @@
 // a1, b0) and 8q+4..8q+7 to 16+4q.. (a2, a3, b1). A warp's loads of one row block are then 16
 // contiguous bytes. (tests: MoeGemmMath.FragmentPermutationGivesTheBlockSums simulates the MMA on
 // these fragments; MoeGemmGpu.MatrixUnitBlockSumsAreExact runs it.)
+// The kernels put 16 weight rows (16 output columns) in A and 8 sorted rows (tokens) in B, so a
+// decode sort block of a few tokens wastes at most 8 - n columns of an MMA, not 16 - n rows.
 // Elsewhere (AMD until an MFMA path lands, older NVIDIA) each lane computes its sums with the
 // scalar integer loop: the same integers.
 #pragma once
@@ -37,10 +39,12 @@ namespace fb {
 #define FB_MOE_INT8_MMA 0
 #endif
 
-// Warps per CTA of the exact kernels: each takes a 16-column slice of the output (two n8 MMA
-// tiles, or two gate and two up tiles in stage 1) over every 16-row slice of its sort block.
-// Four where the columns divide by 64, else two (columns are a multiple of 32).
-FB_HD int moe_exact_warps(std::int64_t cols) { return cols % 64 == 0 ? 4 : 2; }
+// Warps per CTA of the exact kernels: 4, 2 or 1, the most that divide the output's column slices
+// (a warp owns `per_warp` output columns: 16 in stage 1 (gate and up tiles), 32 in stage 2).
+FB_HD int moe_exact_warps(std::int64_t cols, std::int64_t per_warp) {
+  const std::int64_t slices = cols / per_warp;
+  return slices % 4 == 0 ? 4 : (slices % 2 == 0 ? 2 : 1);
+}
 
 #if FB_MOE_INT8_MMA
 __device__ inline void mx_mma_block_sums(const MxAFragment& fa, const MxBFragment& fb, int (&c)[4]) {
@@ -63,34 +67,155 @@ FB_HD void prefetch_l2(const void* p) {
 #endif
 }
 
-// Every 8 blocks (one 128-byte line of a weight row), lane quad 0 of each column asks for the line
-// 16 blocks ahead when the row has it.
-template <int kTiles>
-FB_HD void prefetch_weight_lines(const std::uint8_t* const (&w)[kTiles], std::int64_t w_stride, int group, int quad,
-                                 std::int64_t y, std::int64_t blocks) {
-  if ((y & 7) != 0 || quad != 0 || y + 16 >= blocks) return;
-#pragma unroll
-  for (int t = 0; t < kTiles; ++t) prefetch_l2(w[t] + group * w_stride + 16 * 16);
+// The B fragment of a sorted row (nullptr: padding, all zero).
+FB_HD MxBFragment mx_b_fragment_or_zero(const std::uint8_t* col, int quad) {
+  return col ? mx_b_fragment(col, quad) : MxBFragment{{0u, 0u}};
 }
 
-// S_q of kTiles 16 x 8 tiles that share their A rows (`group`, `group + 8` at a_lo / a_hi, this
-// block; nullptr: zero) and whose B column j of tile t starts at w[t] + j * w_stride. Lane (group,
-// quad) gets c[t][0..3] as in the header comment. Every lane of the warp must call it.
-template <int kTiles>
-FB_HD void mx_warp_block_sums(const std::uint8_t* a_lo, const std::uint8_t* a_hi, const std::uint8_t* const (&w)[kTiles],
-                              std::int64_t w_stride, int group, int quad, int (&c)[kTiles][4]) {
+// S_q of one 16 x 8 tile: weight rows `group` and `group + 8` (block at w_lo / w_hi, fragment fa)
+// times sorted rows (columns) `group` (col_g: the lane's B operand) and 2*quad, 2*quad + 1 (col_0,
+// col_1: its C positions); nullptr columns are padding. Lane (group, quad) gets c0 = (w_lo, col_0),
+// c1 = (w_lo, col_1), c2 = (w_hi, col_0), c3 = (w_hi, col_1). Every lane of the warp must call it.
+FB_HD void mx_tile_block_sums(const MxAFragment& fa, const std::uint8_t* w_lo, const std::uint8_t* w_hi,
+                              const std::uint8_t* col_g, const std::uint8_t* col_0, const std::uint8_t* col_1, int quad,
+                              int (&c)[4]) {
 #if FB_MOE_INT8_MMA
-  const MxAFragment fa = mx_a_fragment(a_lo, a_hi, quad);
-#pragma unroll
-  for (int t = 0; t < kTiles; ++t) mx_mma_block_sums(fa, mx_b_fragment(w[t] + group * w_stride, quad), c[t]);
+  (void)w_lo, (void)w_hi, (void)col_0, (void)col_1;
+  mx_mma_block_sums(fa, mx_b_fragment_or_zero(col_g, quad), c);
 #else
-#pragma unroll
-  for (int t = 0; t < kTiles; ++t)
-    for (int i = 0; i < 4; ++i) {
-      const std::uint8_t* a = i < 2 ? a_lo : a_hi;
-      c[t][i] = a ? mx_block_sum_quarters(a, w[t] + (2 * quad + (i & 1)) * w_stride) : 0;
-    }
+  (void)fa, (void)col_g, (void)quad;
+  c[0] = col_0 ? mx_block_sum_quarters(w_lo, col_0) : 0;
+  c[1] = col_1 ? mx_block_sum_quarters(w_lo, col_1) : 0;
+  c[2] = col_0 ? mx_block_sum_quarters(w_hi, col_0) : 0;
+  c[3] = col_1 ? mx_block_sum_quarters(w_hi, col_1) : 0;
 #endif
+}
+
+// A warp takes a sort block kGroups groups of 8 rows (the MMA's N) at a time.
+inline constexpr int kGroups = 2;
+inline constexpr int kChunkRows = 8 * kGroups;
+inline constexpr std::uint32_t kPadRow = 0xFFFFFFFFu;  // a padding row's offset
+
+// The exact kernels keep activation byte offsets in 32 bits: rows * row_bytes must stay below
+// kPadRow (T < 1.39 M at K = 6144). Larger points run the plain engine (the same bits).
+FB_HD bool moe_exact_fits(std::int64_t rows, std::int64_t row_bytes) {
+  return rows * row_bytes < static_cast<std::int64_t>(kPadRow);
+}
+
+// mx_scale_addr(p, y, pad) split into its row terms and its block terms (the swizzle is a sum).
+FB_HD std::uint32_t mx_scale_row_part(std::int64_t p, std::int64_t pad) {
+  return static_cast<std::uint32_t>((p / 32) * (32 * pad) + (p % 16) * 4 + (p % 32) / 16);
+}
+FB_HD std::uint32_t mx_scale_block_part(std::int64_t y) {
+  return static_cast<std::uint32_t>((y / 8) * 256 + (y % 4) * 64 + ((y % 8) / 4) * 2);
+}
+
+// Where a sorted row's activations live, for one warp's chunks of a sort block.
+struct MxChunk {
+  const std::uint8_t* act;         // e2m1 rows: xq [T][K/2] (stage 1) or a2q [T*k][I/2] (stage 2)
+  const std::uint8_t* act_scales;  // swizzled, at sorted positions
+  const std::int32_t* entries;     // the sort block's entries
+  std::int64_t first;              // sorted position of the block's first row
+  std::int64_t tokens, topk;
+  bool by_pair;                    // activation row token*k + slot (stage 2), else token
+  std::int64_t row_bytes, pad;     // K/2 (or I/2); K/32 rounded up to 8
+
+  // The byte offset of block row r's activations, or kPadRow for padding.
+  FB_HD std::uint32_t offset(int r) const {
+    const std::int32_t entry = entries[r];
+    const std::int64_t token = moe_entry_token(entry);
+    if (token >= tokens) return kPadRow;
+    return static_cast<std::uint32_t>((by_pair ? token * topk + moe_entry_slot(entry) : token) * row_bytes);
+  }
+};
+
+// One warp's share of the exact GEMM, swapped so that the weights fill the MMA's 16 rows and the
+// sorted rows its 8 columns (a decode sort block holds a few tokens: 8 columns waste less than 16
+// rows would): for kTiles tiles of 16 weight rows (w_rows[t] .. + 15) and the live 8-row groups of
+// rows chunk .. chunk + kChunkRows - 1, acc[g][t][i] accumulates the canonical order over every
+// 32-K block. Returns the number of live groups (padding fills the tail of a sort block, so they
+// are a prefix).
+template <int kTiles>
+FB_HD int mx_warp_gemm(const MxChunk& ch, int chunk, int block, const std::uint8_t* w, const std::uint8_t* w_scales,
+                       const std::int64_t (&w_rows)[kTiles], std::int64_t nb, int lane,
+                       float (&acc)[kGroups][kTiles][4]) {
+  const int group = lane >> 2, quad = lane & 3;
+  int groups = 0;
+  while (groups < kGroups && chunk + 8 * groups < block && ch.offset(chunk + 8 * groups) != kPadRow) ++groups;
+#pragma unroll
+  for (int g = 0; g < kGroups; ++g)
+#pragma unroll
+    for (int t = 0; t < kTiles; ++t)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[g][t][i] = 0.0f;
+  // This lane's weight rows (group and group + 8 of each tile) and scale rows.
+  const std::int64_t w_hi = 8 * ch.row_bytes, s_hi = 8 * nb;
+  const std::uint8_t* w_lo[kTiles];
+  const std::uint8_t* s_lo[kTiles];
+#pragma unroll
+  for (int t = 0; t < kTiles; ++t) {
+    w_lo[t] = w + (w_rows[t] + group) * ch.row_bytes;
+    s_lo[t] = w_scales + (w_rows[t] + group) * nb;
+  }
+  // Per group: the sorted rows of the lane's B operand (row `group`) and of its two C columns
+  // (rows 2*quad, 2*quad + 1), and the scale-address row part of the first (the second is + 4:
+  // the two share their 16-row half, as the block and the chunk start at multiples of 16).
+  std::uint32_t off_b[kGroups], off_0[kGroups], off_1[kGroups], scale_row[kGroups];
+#pragma unroll
+  for (int g = 0; g < kGroups; ++g) {
+    const bool live = g < groups;
+    off_b[g] = live ? ch.offset(chunk + 8 * g + group) : kPadRow;
+    off_0[g] = live ? ch.offset(chunk + 8 * g + 2 * quad) : kPadRow;
+    off_1[g] = live ? ch.offset(chunk + 8 * g + 2 * quad + 1) : kPadRow;
+    scale_row[g] = mx_scale_row_part(ch.first + chunk + 8 * g + 2 * quad, ch.pad);
+  }
+#pragma unroll 1
+  for (std::int64_t y = 0; y < nb; ++y) {
+    const std::int64_t at = 16 * y;
+    // Every 8 blocks (one 128-byte line of a weight row), lane quad 0 asks for the line 16 blocks
+    // ahead when the row has it (the loop is not unrolled: this hides the loads' latency).
+    if ((y & 7) == 0 && quad == 0 && y + 16 < nb) {
+#pragma unroll
+      for (int t = 0; t < kTiles; ++t) {
+        prefetch_l2(w_lo[t] + at + 256);
+        prefetch_l2(w_lo[t] + w_hi + at + 256);
+      }
+    }
+    MxAFragment fa[kTiles];
+    float xw_lo[kTiles], xw_hi[kTiles];
+#pragma unroll
+    for (int t = 0; t < kTiles; ++t) {
+#if FB_MOE_INT8_MMA
+      fa[t] = mx_a_fragment(w_lo[t] + at, w_lo[t] + w_hi + at, quad);
+#else
+      fa[t] = MxAFragment{{0u, 0u, 0u, 0u}};
+#endif
+      xw_lo[t] = e8m0_to_float(s_lo[t][y]);
+      xw_hi[t] = e8m0_to_float(s_lo[t][s_hi + y]);
+    }
+    const std::uint32_t scale_block = mx_scale_block_part(y);
+#pragma unroll
+    for (int g = 0; g < kGroups; ++g) {
+      if (g >= groups) break;  // warp-uniform
+      // 2^(sa-129) of the lane's two C columns (padding: its sums are 0 and never stored).
+      const float xa_0 = mx_quarter_scale(off_0[g] != kPadRow ? ch.act_scales[scale_row[g] + scale_block] : std::uint8_t{127});
+      const float xa_1 =
+          mx_quarter_scale(off_1[g] != kPadRow ? ch.act_scales[scale_row[g] + 4 + scale_block] : std::uint8_t{127});
+      const std::uint8_t* cb = off_b[g] != kPadRow ? ch.act + off_b[g] + at : nullptr;
+      const std::uint8_t* c0 = off_0[g] != kPadRow ? ch.act + off_0[g] + at : nullptr;
+      const std::uint8_t* c1 = off_1[g] != kPadRow ? ch.act + off_1[g] + at : nullptr;
+#pragma unroll
+      for (int t = 0; t < kTiles; ++t) {
+        int c[4];
+        mx_tile_block_sums(fa[t], w_lo[t] + at, w_lo[t] + w_hi + at, cb, c0, c1, quad, c);
+        acc[g][t][0] = mx_block_promote_scaled(acc[g][t][0], c[0], xa_0, xw_lo[t]);
+        acc[g][t][1] = mx_block_promote_scaled(acc[g][t][1], c[1], xa_1, xw_lo[t]);
+        acc[g][t][2] = mx_block_promote_scaled(acc[g][t][2], c[2], xa_0, xw_hi[t]);
+        acc[g][t][3] = mx_block_promote_scaled(acc[g][t][3], c[3], xa_1, xw_hi[t]);
+      }
+    }
+  }
+  return groups;
 }
 
 struct Stage1Args {
@@ -119,119 +244,62 @@ struct Stage2Args {
 };
 
 // One warp of the stage-1 exact kernel: sort block starting at sorted position `first` (its
-// entries at `entries`, expert e), output columns n0 .. n0+15 of gate and up, lane `lane`.
+// entries at `entries`, expert e), output columns n0 .. n0+15 of gate (W13 rows n0..) and up (rows
+// I+n0..), lane `lane`. Chunks of kChunkRows rows up to the block's padding.
 template <bool kOai>
 FB_HD void moe_stage1_exact_warp(const Stage1Args& a, const std::int32_t* entries, std::int64_t first, std::int64_t e,
                                  std::int64_t n0, int lane) {
   const int group = lane >> 2, quad = lane & 3;
-  const std::int64_t I = a.inter, row_bytes = a.hidden / 2, nb = a.hidden / 32, pad = (nb + 7) / 8 * 8;
-  // Weight rows of the four n8 tiles: gate n0.., n0+8.., up I+n0.., I+n0+8..
-  const std::int64_t w_row[4] = {e * 2 * I + n0, e * 2 * I + n0 + 8, e * 2 * I + I + n0, e * 2 * I + I + n0 + 8};
-
-  // The warp walks the sort block's 16-row slices. Padding (sentinel entries) fills the tail of an
-  // expert's run, so the first slice that starts with one ends the walk (warp-uniform: no MMA is
-  // left half done); at decode most sort blocks hold a few tokens and take one slice.
-  for (int slice_first = 0; slice_first < a.block; slice_first += 16) {
-    if (moe_entry_token(entries[slice_first]) >= a.tokens) break;
-    const int r_lo = slice_first + group, r_hi = r_lo + 8;
-    const std::int64_t tok_lo = moe_entry_token(entries[r_lo]), tok_hi = moe_entry_token(entries[r_hi]);
-    const bool live_lo = tok_lo < a.tokens, live_hi = tok_hi < a.tokens;
-    const std::uint8_t* a_lo = live_lo ? a.xq + tok_lo * row_bytes : nullptr;
-    const std::uint8_t* a_hi = live_hi ? a.xq + tok_hi * row_bytes : nullptr;
-
-    float acc[4][4];
+  const std::int64_t I = a.inter, nb = a.hidden / 32;
+  const MxChunk ch{a.xq, a.x_scales, entries, first, a.tokens, a.topk, false, a.hidden / 2, (nb + 7) / 8 * 8};
+  const std::int64_t w_rows[2] = {e * 2 * I + n0, e * 2 * I + I + n0};  // gate, up
+  for (int chunk = 0; chunk < a.block; chunk += kChunkRows) {
+    float acc[kGroups][2][4];
+    const int groups = mx_warp_gemm<2>(ch, chunk, static_cast<int>(a.block), a.w13, a.w13_scales, w_rows, nb, lane, acc);
+    if (groups == 0) break;
 #pragma unroll
-    for (int j = 0; j < 4; ++j)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) acc[j][i] = 0.0f;
-#pragma unroll 2  // lets the next block's loads issue before this block's MMAs and promotion
-    for (std::int64_t y = 0; y < nb; ++y) {
-      // 2^(sa-129) of the lane's two rows (sentinel rows: their sums are 0 and never stored).
-      const float xa_lo = mx_quarter_scale(live_lo ? a.x_scales[mx_scale_addr(first + r_lo, y, pad)] : std::uint8_t{127});
-      const float xa_hi = mx_quarter_scale(live_hi ? a.x_scales[mx_scale_addr(first + r_hi, y, pad)] : std::uint8_t{127});
-      const std::uint8_t* const w[4] = {a.w13 + w_row[0] * row_bytes + 16 * y, a.w13 + w_row[1] * row_bytes + 16 * y,
-                                        a.w13 + w_row[2] * row_bytes + 16 * y, a.w13 + w_row[3] * row_bytes + 16 * y};
-      prefetch_weight_lines<4>(w, row_bytes, group, quad, y, nb);
-      int c[4][4];
-      mx_warp_block_sums<4>(a_lo ? a_lo + 16 * y : nullptr, a_hi ? a_hi + 16 * y : nullptr, w, row_bytes, group, quad,
-                            c);
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const float xw0 = e8m0_to_float(a.w13_scales[(w_row[j] + 2 * quad) * nb + y]);
-        const float xw1 = e8m0_to_float(a.w13_scales[(w_row[j] + 2 * quad + 1) * nb + y]);
-        acc[j][0] = mx_block_promote_scaled(acc[j][0], c[j][0], xa_lo, xw0);
-        acc[j][1] = mx_block_promote_scaled(acc[j][1], c[j][1], xa_lo, xw1);
-        acc[j][2] = mx_block_promote_scaled(acc[j][2], c[j][2], xa_hi, xw0);
-        acc[j][3] = mx_block_promote_scaled(acc[j][3], c[j][3], xa_hi, xw1);
-      }
-    }
-#pragma unroll
-    for (int j = 0; j < 2; ++j) {
+    for (int g = 0; g < kGroups; ++g) {
+      if (g >= groups) break;
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
-        if (!(i < 2 ? live_lo : live_hi)) continue;
-        const std::int32_t entry = entries[i < 2 ? r_lo : r_hi];
+        const std::int32_t entry = entries[chunk + 8 * g + 2 * quad + (i & 1)];
+        if (moe_entry_token(entry) >= a.tokens) continue;  // padding
         const std::int64_t row = moe_entry_token(entry) * a.topk + moe_entry_slot(entry);
-        const std::int64_t n = n0 + 8 * j + 2 * quad + (i & 1);
-        a.a1[row * I + n] = bf16_from_float(moe_swiglu(kOai, acc[j][i], acc[j + 2][i]));
+        const std::int64_t n = n0 + group + (i >= 2 ? 8 : 0);
+        a.a1[row * I + n] = bf16_from_float(moe_swiglu(kOai, acc[g][0][i], acc[g][1][i]));
       }
     }
+    if (groups < kGroups) break;  // the rest of the block is padding
   }
 }
 
-// One warp of the stage-2 exact GEMM: as stage 1, output columns d0 .. d0+15, Y = w_p * y.
+// One warp of the stage-2 exact GEMM: output columns d0 .. d0+31 (two tiles of W2 rows), Y = w_p * y.
 FB_HD void moe_stage2_exact_warp(const Stage2Args& a, const std::int32_t* entries, const float* weights,
                                  std::int64_t first, std::int64_t e, std::int64_t d0, int lane) {
   const int group = lane >> 2, quad = lane & 3;
-  const std::int64_t K = a.hidden, row_bytes = a.inter / 2, nb = a.inter / 32, pad = (nb + 7) / 8 * 8;
-  const std::int64_t w_row[2] = {e * K + d0, e * K + d0 + 8};
-
-  // The sort block's 16-row slices in turn, up to the first that starts with padding (as stage 1).
-  for (int slice_first = 0; slice_first < a.block; slice_first += 16) {
-    if (moe_entry_token(entries[slice_first]) >= a.tokens) break;
-    const int r_lo = slice_first + group, r_hi = r_lo + 8;
-    const std::int32_t entry_lo = entries[r_lo], entry_hi = entries[r_hi];
-    const std::int64_t tok_lo = moe_entry_token(entry_lo), tok_hi = moe_entry_token(entry_hi);
-    const bool live_lo = tok_lo < a.tokens, live_hi = tok_hi < a.tokens;
-    const std::int64_t row_lo = tok_lo * a.topk + moe_entry_slot(entry_lo);
-    const std::int64_t row_hi = tok_hi * a.topk + moe_entry_slot(entry_hi);
-    const std::uint8_t* a_lo = live_lo ? a.a2q + row_lo * row_bytes : nullptr;
-    const std::uint8_t* a_hi = live_hi ? a.a2q + row_hi * row_bytes : nullptr;
-
-    float acc[2][4];
+  const std::int64_t K = a.hidden, nb = a.inter / 32;
+  const MxChunk ch{a.a2q, a.a2_scales, entries, first, a.tokens, a.topk, true, a.inter / 2, (nb + 7) / 8 * 8};
+  const std::int64_t w_rows[2] = {e * K + d0, e * K + d0 + 16};
+  for (int chunk = 0; chunk < a.block; chunk += kChunkRows) {
+    float acc[kGroups][2][4];
+    const int groups = mx_warp_gemm<2>(ch, chunk, static_cast<int>(a.block), a.w2, a.w2_scales, w_rows, nb, lane, acc);
+    if (groups == 0) break;
 #pragma unroll
-    for (int j = 0; j < 2; ++j)
+    for (int g = 0; g < kGroups; ++g) {
+      if (g >= groups) break;
 #pragma unroll
-      for (int i = 0; i < 4; ++i) acc[j][i] = 0.0f;
-#pragma unroll 2  // lets the next block's loads issue before this block's MMAs and promotion
-    for (std::int64_t y = 0; y < nb; ++y) {
-      const float xa_lo = mx_quarter_scale(live_lo ? a.a2_scales[mx_scale_addr(first + r_lo, y, pad)] : std::uint8_t{127});
-      const float xa_hi = mx_quarter_scale(live_hi ? a.a2_scales[mx_scale_addr(first + r_hi, y, pad)] : std::uint8_t{127});
-      const std::uint8_t* const w[2] = {a.w2 + w_row[0] * row_bytes + 16 * y, a.w2 + w_row[1] * row_bytes + 16 * y};
-      prefetch_weight_lines<2>(w, row_bytes, group, quad, y, nb);
-      int c[2][4];
-      mx_warp_block_sums<2>(a_lo ? a_lo + 16 * y : nullptr, a_hi ? a_hi + 16 * y : nullptr, w, row_bytes, group, quad,
-                            c);
+      for (int t = 0; t < 2; ++t)
 #pragma unroll
-      for (int j = 0; j < 2; ++j) {
-        const float xw0 = e8m0_to_float(a.w2_scales[(w_row[j] + 2 * quad) * nb + y]);
-        const float xw1 = e8m0_to_float(a.w2_scales[(w_row[j] + 2 * quad + 1) * nb + y]);
-        acc[j][0] = mx_block_promote_scaled(acc[j][0], c[j][0], xa_lo, xw0);
-        acc[j][1] = mx_block_promote_scaled(acc[j][1], c[j][1], xa_lo, xw1);
-        acc[j][2] = mx_block_promote_scaled(acc[j][2], c[j][2], xa_hi, xw0);
-        acc[j][3] = mx_block_promote_scaled(acc[j][3], c[j][3], xa_hi, xw1);
-      }
+        for (int i = 0; i < 4; ++i) {
+          const int r = chunk + 8 * g + 2 * quad + (i & 1);
+          const std::int32_t entry = entries[r];
+          if (moe_entry_token(entry) >= a.tokens) continue;  // padding
+          const std::int64_t row = moe_entry_token(entry) * a.topk + moe_entry_slot(entry);
+          const std::int64_t d = d0 + 16 * t + group + (i >= 2 ? 8 : 0);
+          a.y[row * K + d] = weights[r] * acc[g][t][i];
+        }
     }
-#pragma unroll
-    for (int j = 0; j < 2; ++j) {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const bool hi = i >= 2;
-        if (!(hi ? live_hi : live_lo)) continue;
-        const std::int64_t d = d0 + 8 * j + 2 * quad + (i & 1);
-        a.y[(hi ? row_hi : row_lo) * K + d] = weights[hi ? r_hi : r_lo] * acc[j][i];
-      }
-    }
+    if (groups < kGroups) break;
   }
 }
 

@@ -2,11 +2,12 @@
 // MXFP4 dot products of xq[token] (scales at sorted position p) with rows n and I + n of the
 // block's expert in W13, in the canonical order of moe_gemm_math.hpp; a1[token*k + slot][n] =
 // bf16(SwiGLU(gate, up)). Two engines, the same bits:
-//   exact  a CTA takes one sort block and 64 output columns (32 where I % 64 != 0): warp w owns a
-//          16-column slice, walks the block's 16-row slices up to the padding, and forms the block
-//          sums of its 16 x 16 gate and 16 x 16 up tiles with four m16n8k32 int8 MMAs per 32-K
-//          block, promoted on the CUDA cores in K order. SwiGLU pairs gate and up of the same
-//          fragment position in registers.
+//   exact  a CTA takes one sort block and 64 output columns (32 where I % 64 != 0): warp w owns 16
+//          of them (a gate tile of W13 rows and the matching up tile, the MMA's A), walks the
+//          block 16 rows (two groups of 8 tokens, the MMA's B) at a time up to the padding, and forms
+//          the block sums with one m16n8k32 int8 MMA per tile, group and 32-K block, promoted on
+//          the CUDA cores in K order; gate and up of an element sit at the same fragment position,
+//          so SwiGLU runs in registers. Code: moe_gemm_exact.hpp (shared with the CPU simulation).
 //   plain  one thread per output column, each row of the sort block in turn, scalar integer sums.
 // No split-K, no atomics: deterministic. A first, correct version: no shared-memory staging or
 // pipelining yet (README: "Speed").
@@ -72,8 +73,9 @@ void moe_stage1_launch(const MoeGemmParams& p, const MoeStage1Buffers& b, void* 
                      b.w13_scales,       b.a1,              p.tokens,        p.topk, p.block, p.hidden, p.inter};
   const auto s = static_cast<hipStream_t>(stream);
   const auto blocks = static_cast<unsigned>(p.max_blocks());
-  if (p.engine == MoeGemmEngine::exact) {
-    const int warps = moe_exact_warps(p.inter);  // one 16-column slice each
+  // The exact engine's 32-bit activation offsets cover every m31 shape; past them, plain (same bits).
+  if (p.engine == MoeGemmEngine::exact && moe_exact_fits(p.tokens, p.hidden / 2)) {
+    const int warps = moe_exact_warps(p.inter, 16);  // 16 output columns (gate and up tiles) each
     const dim3 grid(static_cast<unsigned>(p.inter / (16 * warps)), blocks);
     const auto threads = static_cast<unsigned>(32 * warps);
     if (p.oai)

@@ -2,8 +2,8 @@
 //   1. GEMM: for each sorted position p < num_valid_ids[0] with a real token, y[token*k + slot][d]
 //      = fl32(w_p * dot(a2q[token*k + slot] (scales at p), W2[e][d])), the dot product in the
 //      canonical order of moe_gemm_math.hpp. Engines as in stage 1 (exact: m16n8k32 int8 block
-//      sums, a CTA = sort block x 64 (or 32) columns, a warp = 16 columns over the block's row
-//      slices; plain: one thread per column).
+//      sums, a warp = 32 output columns (two 16-row tiles of W2) over the block's tokens, up to 4
+//      warps per CTA; plain: one thread per column).
 //   2. reduce: out[t][d] = bf16(sum), sum = +0 then + y[t*k + s][d] for s = 0 .. k-1 in order;
 //      fold adds f32(shared[t][d]) to the sum before the one rounding.
 //   3. chain only: out = bf16(f32(out) + f32(shared)).
@@ -21,7 +21,7 @@ constexpr int kReduceThreads = 256;
 constexpr int kMaxBlock = 128;
 
 
-__global__ __launch_bounds__(128, 6) void moe_stage2_exact_kernel(Stage2Args a) {  // at most 4 warps
+__global__ __launch_bounds__(128) void moe_stage2_exact_kernel(Stage2Args a) {  // at most 4 warps
   const std::int64_t valid = a.num_valid_ids[0];
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.y) * a.block;
   if (first >= valid) return;
@@ -35,7 +35,7 @@ __global__ __launch_bounds__(128, 6) void moe_stage2_exact_kernel(Stage2Args a) 
 
   const int warps = static_cast<int>(blockDim.x / 32), warp = static_cast<int>(threadIdx.x / 32);
   moe_stage2_exact_warp(a, entries, weights, first, a.sorted_expert_ids[blockIdx.y],
-                        (static_cast<std::int64_t>(blockIdx.x) * warps + warp) * 16, static_cast<int>(threadIdx.x & 31));
+                        (static_cast<std::int64_t>(blockIdx.x) * warps + warp) * 32, static_cast<int>(threadIdx.x & 31));
 }
 
 __global__ __launch_bounds__(kPlainThreads) void moe_stage2_plain_kernel(Stage2Args a) {
@@ -86,9 +86,9 @@ void moe_stage2_launch(const MoeGemmParams& p, const MoeStage2Buffers& b, void* 
                      p.topk,             p.block,          p.hidden,            p.inter};
   const auto s = static_cast<hipStream_t>(stream);
   const auto blocks = static_cast<unsigned>(p.max_blocks());
-  if (p.engine == MoeGemmEngine::exact) {
-    const int warps = moe_exact_warps(p.hidden);  // one 16-column slice each
-    const dim3 grid(static_cast<unsigned>(p.hidden / (16 * warps)), blocks);
+  if (p.engine == MoeGemmEngine::exact && moe_exact_fits(p.pairs(), p.inter / 2)) {  // else plain: same bits
+    const int warps = moe_exact_warps(p.hidden, 32);  // 32 output columns (two tiles) each
+    const dim3 grid(static_cast<unsigned>(p.hidden / (32 * warps)), blocks);
     moe_stage2_exact_kernel<<<grid, static_cast<unsigned>(32 * warps), 0, s>>>(a);
     gpu_check_launch("moe_stage2_exact_kernel");
   } else {
