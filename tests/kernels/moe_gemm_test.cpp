@@ -469,7 +469,7 @@ TEST(MoeGemmGpu, EveryVariantEqualsItsEmulationBitwise) {
         points.emplace_back(name, s);
       }
   for (const char* routing : {"one_expert", "empty_experts"})
-    for (std::int64_t B : {16, 64}) {
+    for (std::int64_t B : {16, 64, 128}) {
       Shape s;
       s.T = 96;
       s.routing = routing;
