@@ -275,7 +275,7 @@ TEST(MoeGemmEmulation, ExactAndPlainAreTheSameArithmetic) {
 }
 
 // The exact kernels' grid, warp and lane indexing run on the CPU (scalar block sums in place of the
-// MMA) equals the emulation bitwise: B 16 to 128, I and K with 2 or 4 warps per CTA, every routing,
+// MMA) equals the emulation bitwise: B 16 to 128, I and K with 1, 2 or 4 warps per CTA, every routing,
 // both activations, F6 both ways, edge inputs.
 TEST(MoeGemmEmulation, ExactKernelIndexingMatchesTheEmulation) {
   const auto pointers_of = [](Made& m) {
