@@ -26,9 +26,10 @@ struct MxAFragment {
 };
 
 FB_HD MxAFragment mx_a_fragment(const std::uint8_t* row_lo, const std::uint8_t* row_hi, int quad) {
-  const std::uint32_t lo = row_lo ? load_u32(row_lo + 4 * quad) : 0u;
-  const std::uint32_t hi = row_hi ? load_u32(row_hi + 4 * quad) : 0u;
-  return {{e2m1x4_to_s8x4(lo), e2m1x4_to_s8x4(hi), e2m1x4_to_s8x4(lo >> 16), e2m1x4_to_s8x4(hi >> 16)}};
+  MxAFragment f;
+  e2m1x8_to_s8x8(row_lo ? load_u32(row_lo + 4 * quad) : 0u, f.a[0], f.a[2]);
+  e2m1x8_to_s8x8(row_hi ? load_u32(row_hi + 4 * quad) : 0u, f.a[1], f.a[3]);
+  return f;
 }
 
 // The B fragment of column `group` (its block's 16 bytes start at col).
@@ -37,8 +38,9 @@ struct MxBFragment {
 };
 
 FB_HD MxBFragment mx_b_fragment(const std::uint8_t* col, int quad) {
-  const std::uint32_t w = load_u32(col + 4 * quad);
-  return {{e2m1x4_to_s8x4(w), e2m1x4_to_s8x4(w >> 16)}};
+  MxBFragment f;
+  e2m1x8_to_s8x8(load_u32(col + 4 * quad), f.b[0], f.b[1]);
+  return f;
 }
 
 }  // namespace fb

@@ -45,19 +45,27 @@ FB_HD std::uint32_t byte_perm(std::uint32_t lo, std::uint32_t hi, std::uint32_t 
 #endif
 }
 
-// Two bytes (four e2m1 codes, element 0 in the low nibble of the first byte; the upper 16 bits of
-// the argument are ignored) as four int8 in one word, element j in byte j: an int8 MMA operand,
-// each byte 2 * value in [-12, 12]. In a few word operations (checked against e2m1_halves on all
-// 65,536 inputs): the magnitudes by one byte permute of the table {0, 1, 2, 3, 4, 6, 8, 12}; the
-// sign bits (bit 4j + 3) moved to the top of bytes 0, 2, 1, 3 by two shifts, reordered, widened
-// to 0xFF masks; the negation 0x80 - m then ^ 0x80 per byte (no borrow: m <= 12).
+// Eight e2m1 codes (a 32-bit word, element 0 in the low nibble) as eight int8 in two words
+// (elements 0-3 in `lo`, 4-7 in `hi`, element j in byte j % 4): the int8 MMA operands, each byte
+// 2 * value in [-12, 12]. Three byte permutes per half (checked against e2m1_halves on every
+// 16-bit half): the magnitude code (3 bits) indexes the table {0, 1, 2, 3, 4, 6, 8, 12} and its
+// negation; the sign bit (bit 3 of a nibble, moved to bit 2 by one shift) then picks byte j of the
+// first (selector j) or of the second (selector j + 4).
+inline constexpr std::uint32_t kHalvesLo = 0x03020100u, kHalvesHi = 0x0C080604u;        // 0, 1, 2, 3 | 4, 6, 8, 12
+inline constexpr std::uint32_t kNegHalvesLo = 0xFDFEFF00u, kNegHalvesHi = 0xF4F8FAFCu;  // their negations
+FB_HD void e2m1x8_to_s8x8(std::uint32_t w, std::uint32_t& lo, std::uint32_t& hi) {
+  const std::uint32_t index = w & 0x77777777u;
+  const std::uint32_t pick = ((w >> 1) & 0x44444444u) | 0x32103210u;
+  lo = byte_perm(byte_perm(kHalvesLo, kHalvesHi, index), byte_perm(kNegHalvesLo, kNegHalvesHi, index), pick);
+  const std::uint32_t index_hi = index >> 16, pick_hi = pick >> 16;
+  hi = byte_perm(byte_perm(kHalvesLo, kHalvesHi, index_hi), byte_perm(kNegHalvesLo, kNegHalvesHi, index_hi), pick_hi);
+}
+
+// The low half alone: four codes (two bytes) as four int8.
 FB_HD std::uint32_t e2m1x4_to_s8x4(std::uint32_t two_bytes) {
-  const std::uint32_t t = two_bytes & 0xFFFFu;
-  const std::uint32_t mag = byte_perm(0x03020100u, 0x0C080604u, t & 0x7777u);
-  const std::uint32_t signs = byte_perm(((t << 4) | (t << 16)) >> 7 & 0x01010101u, 0u, 0x3120u);
-  const std::uint32_t negative = signs * 0xFFu;
-  const std::uint32_t negated = (0x80808080u - mag) ^ 0x80808080u;
-  return mag ^ ((mag ^ negated) & negative);
+  std::uint32_t lo, hi;
+  e2m1x8_to_s8x8(two_bytes & 0xFFFFu, lo, hi);
+  return lo;
 }
 
 // S_q of one 32-element block: 16 bytes of each operand, in a fixed order (the value is an exact

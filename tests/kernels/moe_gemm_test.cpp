@@ -122,6 +122,12 @@ TEST(MoeGemmMath, Int8ConversionMatchesTheCodecOnEveryInput) {
     for (int j = 0; j < 4; ++j)
       want |= (static_cast<std::uint32_t>(e2m1_halves((t >> (4 * j)) & 0xFu)) & 0xFFu) << (8 * j);
     ASSERT_EQ(e2m1x4_to_s8x4(t | 0xABCD0000u), want) << t;  // the upper half is ignored
+    std::uint32_t lo, hi;
+    e2m1x8_to_s8x8(t | (t << 16), lo, hi);  // both halves of the 8-code form
+    ASSERT_EQ(lo, want) << t;
+    ASSERT_EQ(hi, want) << t;
+    e2m1x8_to_s8x8(t << 16 | 0x1234u, lo, hi);
+    ASSERT_EQ(hi, want) << t;
   }
 }
 
