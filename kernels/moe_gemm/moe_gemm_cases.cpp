@@ -341,7 +341,7 @@ KernelCase make_case(MoeGemmKind kind) {
   KernelCase c;
   c.family = "moe_gemm";
   c.fusion = "F6";
-  c.spec = "docs: kernels/moe_gemm/README.md (MoE stage 1 / stage 2 and the shared-expert fold)";
+  c.spec = "kernels/moe_gemm/README.md: MoE stage 1 / stage 2 and the shared-expert fold (F6)";
   const Claim emu = Claim::bitwise();
   const char* exact_note = "block sums are exact integers on the matrix unit; promotion per 32-K block in K order";
   switch (kind) {
