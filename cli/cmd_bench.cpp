@@ -1,6 +1,7 @@
 // fusebench bench: verify, then time fused and chain for every selected case and point; report
 // medians, spread, GB/s against the measured copy bandwidth, and the speedup over the chain.
 #include <chrono>
+#include <cmath>
 #include <iostream>
 #include <memory>
 
@@ -8,6 +9,7 @@
 #include "cli/common_options.hpp"
 #include "cli/run_loop.hpp"
 #include "core/bench_runner.hpp"
+#include "core/errors.hpp"
 #include "reports/console_table.hpp"
 
 namespace fb {
@@ -33,6 +35,19 @@ nlohmann::ordered_json sampling_json(const SamplingPolicy& s, const std::string&
           {"statistic", "median of per-launch device-event times; rel-IQR = (q3 - q1) / median"}};
 }
 
+// Sampling options that would time nothing, never stop, or compare against NaN: exit 2 up front.
+void check_sampling(const SamplingPolicy& s) {
+  auto bad = [](const char* option, const std::string& why) { throw InputError(std::string(option) + ": " + why); };
+  auto finite_in = [](double v, double lo, double hi) { return std::isfinite(v) && v >= lo && v <= hi; };
+  if (s.warmup_count < 0 || s.warmup_count > 1000000) bad("--warmup-count", "must be in [0, 1000000]");
+  if (!finite_in(s.warmup_ms, 0, 3.6e6)) bad("--warmup-ms", "must be a number in [0, 3600000] (ms)");
+  if (s.min_samples < 1 || s.min_samples > 1000000) bad("--min-samples", "must be in [1, 1000000]");
+  if (s.max_samples < s.min_samples || s.max_samples > 1000000)
+    bad("--max-samples", "must be in [--min-samples, 1000000] (--min-samples is " + std::to_string(s.min_samples) + ")");
+  if (!finite_in(s.noise_target, 0, 10) || s.noise_target == 0) bad("--noise-target", "must be a number in (0, 10] (rel-IQR)");
+  if (!finite_in(s.time_cap_ms, 0, 3.6e6) || s.time_cap_ms == 0) bad("--time-cap-ms", "must be a number in (0, 3600000] (ms)");
+}
+
 }  // namespace
 
 Command setup_bench(CLI::App& app) {
@@ -56,6 +71,7 @@ Command setup_bench(CLI::App& app) {
       "  fusebench bench --scenario ci-quick --backend cpu --mode hot");
   return {sub, [o]() -> int {
             const auto t0 = std::chrono::steady_clock::now();
+            check_sampling(o->sampling);
             Registry registry;
             register_all_families(registry);
             const Selection selection = select_points(o->common, registry);
@@ -81,9 +97,9 @@ Command setup_bench(CLI::App& app) {
                   std::cout.flush();
                 });
             finish_metadata(meta, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-            write_reports(o->common, meta, loop.results);
+            const std::string report_errors = try_write_reports(o->common, meta, loop.results);
             std::cout << bench_table(loop.results, meta) << summary_line(meta, loop.results);
-            return exit_code_for(loop.results, loop.device_failed);
+            return final_exit_code(exit_code_for(loop.results, loop.device_failed), report_errors);
           }};
 }
 

@@ -14,22 +14,12 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/utf8.hpp"
 
 namespace fb {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-// Length of the UTF-8 sequence starting at s[i] if it is well formed, else 0.
-std::size_t utf8_length(const std::string& s, std::size_t i) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = byte(i);
-  std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k)
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-  return n;
-}
 
 // Builds an ordered DOM from SAX events: each object's keys go in a hash set (duplicates are an
 // error, lookups O(1)) and its members are appended to the ordered map's vector directly, so n keys
@@ -194,7 +184,7 @@ std::string text_excerpt(const std::string& text, std::size_t max_chars) {
   std::string out;
   std::size_t i = 0;
   while (i < text.size() && out.size() < max_chars) {
-    const std::size_t n = utf8_length(text, i);
+    const std::size_t n = utf8_decode(text, i).second;
     const unsigned char c = static_cast<unsigned char>(text[i]);
     if (n == 0 || c < 0x20 || c == 0x7F) {
       out += fmt::format("\\x{:02x}", c);
