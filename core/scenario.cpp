@@ -28,8 +28,8 @@ std::string key_text(const std::string& key) { return text_excerpt(key, 80); }
 AxisValue to_axis_value(const Json& v, const AxisSpec& axis, const std::string& path, const std::string& key) {
   AxisValue value;
   if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
-    reject(path, key, fmt::format("axis {} takes an integer up to {}, got {}", axis.name, kMaxAxisInteger,
-                                  v.get<std::uint64_t>()));
+    reject(path, key, fmt::format("axis {} takes an integer no larger than {}, got {}", axis.name,
+                                  std::min(axis.max, kMaxAxisInteger), v.get<std::uint64_t>()));
   if (v.is_number_integer())
     value = v.get<std::int64_t>();
   else if (v.is_string())
@@ -71,6 +71,9 @@ std::vector<AxisValue> axis_values(const Json& v, const AxisSpec& axis, const st
     return out;
   }
   if (v.empty()) reject(path, key, "an empty list sweeps nothing");
+  if (v.size() > kMaxScenarioPoints)
+    reject(path, key, fmt::format("{} values, more than the {} points a scenario may have: split it", v.size(),
+                                  kMaxScenarioPoints));
   for (const Json& item : v) out.push_back(to_axis_value(item, axis, path, key));
   return out;
 }
