@@ -198,7 +198,8 @@ Scenario parse_scenario(const std::string& text, const std::string& path, const 
   if (doc.contains("model")) s.model = doc["model"];
   if (doc.contains("workloads")) s.workloads = doc["workloads"];
   const Json defaults = doc.value("defaults", Json::object());
-  for (const auto& [axis, value] : defaults.items()) {
+  for (const auto& item : defaults.items()) {
+    const std::string& axis = item.key();  // not a structured binding: clang 14 cannot capture those
     const bool used = std::any_of(registry.cases().begin(), registry.cases().end(),
                                   [&](const KernelCase& kc) { return kc.axis(axis) != nullptr; });
     if (!used) reject(path, "defaults." + key_text(axis), "no kernel case has this axis");
