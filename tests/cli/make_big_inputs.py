@@ -33,8 +33,8 @@ write("many_keys_sweep.json", scenario("{" + keys + "}"))
 # Long sweeps: 20k values (accepted), 2M values (past the point limit).
 write("sweep_20k.json", scenario('{"M": [%s]}' % ",".join(str(i) for i in range(1, 20001))))
 write("sweep_2m.json", scenario('{"M": [%s]}' % ",".join(str(i) for i in range(1, 2000001))))
-# A few short lists whose product is 10^12 points.
-write("sweep_product.json", scenario('{"M": [%s], "K": [%s]}' % (",".join(str(i) for i in range(1, 1000001)),
-                                                                   ",".join(str(i) for i in range(1, 1001)))))
+# Two short lists whose product is 4 * 10^6 points.
+write("sweep_product.json", scenario('{"M": [%s], "K": [%s]}' % (",".join(str(i) for i in range(1, 2001)),
+                                                                   ",".join(str(128 * i) for i in range(1, 2001)))))
 # 50 MB: past the 16 MiB scenario limit.
 write("big_50mb.json", scenario('{"M": 1}', ', "description": "' + "x" * (50 << 20) + '"'))
