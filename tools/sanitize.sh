@@ -34,7 +34,10 @@ fi
 # fuzzer-no-link: coverage counters everywhere, so the fuzz targets see inside the libraries; the
 # unit tests and the CLI run the same instrumented code (a little slower, one build for all).
 sanitizers="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+# -O1 with line tables only: a third faster to build than -O2 -g, and reports still name file:line.
+# Assertions stay on (no NDEBUG).
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFUSEBENCH_GPU=none \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_CXX_FLAGS="$sanitizers -fsanitize=fuzzer-no-link" \
   -DCMAKE_EXE_LINKER_FLAGS="$sanitizers" \
