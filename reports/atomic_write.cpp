@@ -137,10 +137,14 @@ OutputTarget classify_output(const std::string& path) {
   if (S_ISLNK(st.st_mode)) {
     if (::stat(path.c_str(), &st) != 0)
       refuse(path, fmt::format("a symbolic link to a missing or unreachable file: {}", std::strerror(errno)));
-    std::error_code ec;
-    const fs::path real = fs::canonical(path, ec);
-    if (ec) refuse(path, fmt::format("cannot resolve the symbolic link: {}", ec.message()));
-    t.path = real.string();
+    // A link to a regular file: the rename must replace the target, not the link. A link to a pipe
+    // (/dev/fd/63 from a shell's >(...)) is opened through the link as it is.
+    if (S_ISREG(st.st_mode)) {
+      std::error_code ec;
+      const fs::path real = fs::canonical(path, ec);
+      if (ec) refuse(path, fmt::format("cannot resolve the symbolic link: {}", ec.message()));
+      t.path = real.string();
+    }
   }
   t.identity = fmt::format("{}:{}", st.st_dev, st.st_ino);
   if (S_ISDIR(st.st_mode)) refuse(path, "it is a directory");

@@ -127,6 +127,19 @@ TEST_F(AtomicWrite, SymlinksAreFollowedToAnExistingTarget) {
   EXPECT_THROW(ensure_writable(dangling), InputError);
 }
 
+TEST_F(AtomicWrite, PipesBehindProcFdLinksAreWrittenThrough) {
+  // A shell's >(reader) hands over /dev/fd/N: a symlink to a pipe that has no path of its own.
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const std::string p = "/dev/fd/" + std::to_string(fds[1]);
+  write_file_atomically(p, "piped");
+  ::close(fds[1]);
+  char buffer[16] = {};
+  EXPECT_EQ(::read(fds[0], buffer, sizeof buffer), 5);
+  EXPECT_EQ(std::string(buffer), "piped");
+  ::close(fds[0]);
+}
+
 TEST_F(AtomicWrite, DirectoriesAndMissingFoldersAreRefused) {
   EXPECT_NE(error_of(dir_.string()).find("it is a directory"), std::string::npos);
   EXPECT_NE(error_of(dir_.string() + "/").find("names a directory"), std::string::npos);
