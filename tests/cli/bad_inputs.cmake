@@ -82,16 +82,18 @@ fb_bad_input(bench_time_cap_negative 2 "--time-cap-ms: must be a number in \\(0,
 fb_bad_input(bench_warmup_count_negative 2 "--warmup-count: must be in \\[0, 1000000\\]" ${B} --warmup-count -1)
 fb_bad_input(bench_warmup_ms_inf 2 "--warmup-ms" ${B} --warmup-ms inf)
 
-# ---- compare's report reader (item 4: enabled with the lead's report validation, schema 2.0)
+# ---- compare's report reader (item 4: the lead's validation, schema 2.0; reports derived from
+# tests/reports/golden/base.json with one field broken each)
 set(R ${BAD}/reports)
-fb_bad_input(report_empty_time 2 "empty_time.json: .*time" ${FB} compare ${R}/empty_time.json ${R}/empty_time.json)
-fb_bad_input(report_no_build 2 "no_build.json: .*build" ${FB} compare ${R}/no_build.json ${R}/no_build.json)
-fb_bad_input(report_timing_without_role 2 "timing_without_role.json: .*role"
-  ${FB} compare ${R}/timing_without_role.json ${R}/timing_without_role.json)
-set_tests_properties(bad_input.report_empty_time bad_input.report_no_build bad_input.report_timing_without_role
-  PROPERTIES DISABLED TRUE)
-fb_bad_input(report_deep 2 "deep.json: " ${FB} compare ${R}/deep.json ${R}/deep.json)
-fb_bad_input(report_is_directory 2 "reports" ${FB} compare ${R} ${R})
+set(GOLD ${PROJECT_SOURCE_DIR}/tests/reports/golden/base.json)
+fb_bad_input(report_empty_time 2 "empty_time.json: \\$.cases\\[0\\].timings\\[0\\].time.median_us: missing"
+  ${FB} compare ${R}/empty_time.json ${GOLD})
+fb_bad_input(report_no_build 2 "no_build.json: \\$.run.build: missing" ${FB} compare ${GOLD} ${R}/no_build.json)
+fb_bad_input(report_timing_without_role 2 "timing_without_role.json: \\$.cases\\[0\\].timings\\[0\\].variant: missing"
+  ${FB} compare ${R}/timing_without_role.json ${GOLD})
+fb_bad_input(report_schema_1 2 "schema_1.json: \\$.schema_version: report schema 1.0" ${FB} compare ${R}/schema_1.json ${GOLD})
+fb_bad_input(report_deep 2 "deep.json: " ${FB} compare ${R}/deep.json ${GOLD})
+fb_bad_input(report_is_directory 2 "reports" ${FB} compare ${R} ${GOLD})
 
 # ---- paths, pipes and special files (items 1, 5, 6, 9, 10): tests/cli/path_checks.sh
 foreach(check dev_null fifo fifo_without_reader_keeps_fail_code symlink_followed dangling_symlink directory_up_front
