@@ -3,6 +3,7 @@
 // matrix rate, and each pair claim's ratio (reference time / variant time).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <iostream>
 #include <memory>
 
@@ -54,6 +55,19 @@ std::vector<BenchMode> parse_bench_modes(const std::string& text) {
   return modes;
 }
 
+// Sampling options that would time nothing, never stop, or compare against NaN: exit 2 up front.
+void check_sampling(const SamplingPolicy& s) {
+  auto bad = [](const char* option, const std::string& why) { throw InputError(std::string(option) + ": " + why); };
+  auto finite_in = [](double v, double lo, double hi) { return std::isfinite(v) && v >= lo && v <= hi; };
+  if (s.warmup_count < 0 || s.warmup_count > 1000000) bad("--warmup-count", "must be in [0, 1000000]");
+  if (!finite_in(s.warmup_ms, 0, 3.6e6)) bad("--warmup-ms", "must be a number in [0, 3600000] (ms)");
+  if (s.min_samples < 1 || s.min_samples > 1000000) bad("--min-samples", "must be in [1, 1000000]");
+  if (s.max_samples < s.min_samples || s.max_samples > 1000000)
+    bad("--max-samples", "must be in [--min-samples, 1000000] (--min-samples is " + std::to_string(s.min_samples) + ")");
+  if (!finite_in(s.noise_target, 0, 10) || s.noise_target == 0) bad("--noise-target", "must be a number in (0, 10] (rel-IQR)");
+  if (!finite_in(s.time_cap_ms, 0, 3.6e6) || s.time_cap_ms == 0) bad("--time-cap-ms", "must be a number in (0, 3600000] (ms)");
+}
+
 }  // namespace
 
 Command setup_bench(CLI::App& app) {
@@ -79,6 +93,7 @@ Command setup_bench(CLI::App& app) {
       "  fusebench bench --scenario ci-quick --backend cpu --mode hot");
   return {sub, [o]() -> int {
             const auto t0 = std::chrono::steady_clock::now();
+            check_sampling(o->sampling);
             Registry registry;
             register_all_families(registry);
             const Selection selection = select_points(o->common, registry);
@@ -103,9 +118,9 @@ Command setup_bench(CLI::App& app) {
                   std::cout.flush();
                 });
             finish_metadata(meta, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-            write_reports(o->common, meta, loop.results);
+            const std::string report_errors = try_write_reports(o->common, meta, loop.results);
             std::cout << bench_table(loop.results, meta) << summary_line(meta, loop.results);
-            return exit_code_for(loop.results, loop.device_failed);
+            return final_exit_code(exit_code_for(loop.results, loop.device_failed), report_errors);
           }};
 }
 

@@ -29,6 +29,33 @@ std::string axes_text(const KernelCase& kc) {
   return s;
 }
 
+// Each scenario file loaded once: its name, point count and description, or why it is invalid.
+struct ScenarioEntry {
+  std::string path;
+  bool valid = false;
+  std::string name, description, error;
+  std::size_t points = 0;
+};
+
+std::vector<ScenarioEntry> scenario_entries(const Registry& registry) {
+  std::vector<ScenarioEntry> entries;
+  for (const std::string& path : scenario_files()) {
+    ScenarioEntry e;
+    e.path = path;
+    try {
+      const Scenario s = load_scenario(path, registry);
+      e.valid = true;
+      e.name = s.name;
+      e.description = s.description;
+      e.points = s.points.size();
+    } catch (const InputError& error) {
+      e.error = error.what();
+    }
+    entries.push_back(std::move(e));
+  }
+  return entries;
+}
+
 nlohmann::ordered_json list_json(const Registry& registry, const std::string& what) {
   const bool all = what == "all";
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
@@ -50,7 +77,20 @@ nlohmann::ordered_json list_json(const Registry& registry, const std::string& wh
     for (const FusionInfo& f : fusion_series())
       j["fusions"].push_back({{"id", f.id}, {"fused", f.fused}, {"chain", f.chain}, {"claim", f.claim}});
   }
-  if (all || what == "scenarios") j["scenarios"] = scenario_files();
+  if (all || what == "scenarios") {
+    j["scenarios"] = nlohmann::ordered_json::array();
+    for (const ScenarioEntry& e : scenario_entries(registry)) {
+      nlohmann::ordered_json sj{{"path", e.path}, {"valid", e.valid}};
+      if (e.valid) {
+        sj["name"] = e.name;
+        sj["points"] = e.points;
+        sj["description"] = e.description;
+      } else {
+        sj["error"] = e.error;
+      }
+      j["scenarios"].push_back(std::move(sj));
+    }
+  }
   return j;
 }
 
@@ -95,14 +135,9 @@ Command setup_list(CLI::App& app) {
             }
             if (all || o->what == "scenarios") {
               std::vector<std::vector<std::string>> rows;
-              for (const std::string& path : scenario_files()) {
-                try {
-                  const Scenario s = load_scenario(path, registry);
-                  rows.push_back({s.name, std::to_string(s.points.size()), path, s.description});
-                } catch (const InputError& e) {
-                  rows.push_back({path, "-", "invalid", e.what()});
-                }
-              }
+              for (const ScenarioEntry& e : scenario_entries(registry))
+                rows.push_back(e.valid ? std::vector<std::string>{e.name, std::to_string(e.points), e.path, e.description}
+                                       : std::vector<std::string>{"(invalid)", "-", e.path, e.error});
               std::cout << "Scenarios (" << scenarios_dir() << ")\n"
                         << render_table({"name", "points", "path", "description"}, rows, {false, true, false, false});
             }

@@ -1,10 +1,14 @@
 #include "cli/common_options.hpp"
 
 #include <algorithm>
+#include <filesystem>
+#include <iostream>
 
 #include <fmt/format.h>
 
 #include "cli/exit_codes.hpp"
+#include "cli/output_paths.hpp"
+#include "cli/shell_quote.hpp"
 #include "core/errors.hpp"
 #include "reports/atomic_write.hpp"
 #include "reports/json_report.hpp"
@@ -18,7 +22,16 @@
 namespace fb {
 namespace {
 std::vector<std::string> g_argv;
+
+// --seed: decimal digits for a value in [0, 2^64). CLI11 alone would take "-1" (wrapping to
+// 2^64-1), "" and values past 2^64 (saturating, so two different seeds would run one input).
+std::string seed_error(std::string& text) {
+  if (text.empty() || text.size() > 20 || text.find_first_not_of("0123456789") != std::string::npos ||
+      (text.size() == 20 && text > "18446744073709551615"))
+    return "a seed is a whole number from 0 to 18446744073709551615";
+  return {};
 }
+}  // namespace
 
 const std::vector<std::string>& command_line() { return g_argv; }
 void set_command_line(int argc, char** argv) { g_argv.assign(argv, argv + argc); }
@@ -31,7 +44,9 @@ void add_common_options(CLI::App& c, CommonOptions& o) {
   c.add_option("--backend", o.backend, "cpu (emulation), gpu, or auto (gpu when usable)")
       ->check(CLI::IsMember({"cpu", "gpu", "auto"}))
       ->capture_default_str();
-  c.add_option("--seed", o.seed, "run seed; each point derives its own input seed from it")->capture_default_str();
+  c.add_option("--seed", o.seed, "run seed; each point derives its own input seed from it")
+      ->check(CLI::Validator(seed_error, "UINT64"))
+      ->capture_default_str();
   c.add_option("--json", o.json_path, "write the JSON report here (atomically)");
   c.add_option("--junit", o.junit_path, "write a JUnit XML report here (atomically)");
   c.add_option("--markdown", o.markdown_path, "write a markdown summary here (atomically)");
@@ -91,9 +106,17 @@ VerifyOptions verify_options(const CommonOptions& o) {
 }
 
 std::string repro_line(const std::string& command, const CommonOptions& o, const CaseResult& r) {
+  // A scenario given by path is made absolute, so the line works from any directory; every
+  // argument is shell-quoted (paths with spaces, '|' in --where alternatives).
+  std::string scenario = o.scenario;
+  if (resolve_scenario_path(scenario) == scenario) {
+    std::error_code ec;
+    const std::filesystem::path absolute = std::filesystem::absolute(scenario, ec);
+    if (!ec) scenario = absolute.lexically_normal().string();
+  }
   return fmt::format("fusebench {} --scenario {} --kernel {} --where {} --backend {} --seed {}{}", command,
-                     o.scenario, r.case_name, r.point.where_text(), backend_name(r.backend), o.seed,
-                     o.fault != "none" ? " --fault-injection " + o.fault : "");
+                     shell_quote(scenario), shell_quote(r.case_name), shell_quote(r.point.where_text()),
+                     backend_name(r.backend), o.seed, o.fault != "none" ? " --fault-injection " + shell_quote(o.fault) : "");
 }
 
 RunMetadata start_metadata(const std::string& command, const CommonOptions& o, const Selection& s,
@@ -147,8 +170,36 @@ void write_reports(const CommonOptions& o, const RunMetadata& meta, const std::v
 }
 
 void check_report_paths(const CommonOptions& o) {
-  for (const std::string* path : {&o.json_path, &o.junit_path, &o.markdown_path})
-    if (!path->empty()) ensure_writable(*path);
+  check_output_paths({{"--json", o.json_path}, {"--junit", o.junit_path}, {"--markdown", o.markdown_path}},
+                     {{"the scenario file", resolve_scenario_path(o.scenario)}});
+}
+
+std::string try_write_reports(const CommonOptions& o, const RunMetadata& meta, const std::vector<CaseResult>& results) {
+  // Each report on its own: one that fails does not cost the others.
+  std::string errors;
+  auto attempt = [&](const std::string& path, const auto& write) {
+    if (path.empty()) return;
+    try {
+      write(path, meta, results);
+    } catch (const std::exception& e) {
+      errors += fmt::format("fusebench: error: {}\n", e.what());
+    }
+  };
+  attempt(o.json_path, write_json_report);
+  attempt(o.junit_path, write_junit_report);
+  attempt(o.markdown_path, write_markdown_report);
+  return errors;
+}
+
+int final_exit_code(int run_code, const std::string& report_errors) {
+  if (report_errors.empty()) return run_code;
+  std::cerr << report_errors;
+  if (run_code != kExitPass) {
+    std::cerr << fmt::format("fusebench: exit {} for the run's own outcome; the report error above is exit {} on its own\n",
+                             run_code, static_cast<int>(kExitBadInput));
+    return run_code;
+  }
+  return kExitBadInput;
 }
 
 int exit_code_for(const std::vector<CaseResult>& results, bool device_failed) {
