@@ -9,9 +9,9 @@
 // Bound (standard model, u = 2^-24): a kernel whose fp32 value before the bf16 rounding is within
 // beta * T of C64 (beta: derived by the caller from its order of adds and multiplies, e.g.
 // gamma_{K/16+4} composed with two epilogue roundings) writes a bf16 within
-//     budget = beta T (1 + 2^-9) + 2^-9 |C64| + 2^-133
-// of C64: RN_bf16 moves a value by at most 2^-9 of itself, and at most 2^-134 (half the smallest
-// bf16 subnormal) in the subnormal range. The check reports |C - C64| / budget per element as its
+//     budget = beta T (1 + 2^-8) + 2^-8 |C64| + 2^-133
+// of C64: RN_bf16 (8 significant bits, unit roundoff 2^-8) moves a value by at most 2^-8 of
+// itself, and at most 2^-134 (half the smallest bf16 subnormal) in the subnormal range. The check reports |C - C64| / budget per element as its
 // "abs" metric ("C/budget"), which must stay <= 1; NaN or inf anywhere fails.
 #pragma once
 

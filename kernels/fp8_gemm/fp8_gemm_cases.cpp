@@ -175,7 +175,7 @@ VariantSpec wgmma_variant(std::int64_t k_for_bound) {
   const double beta = blocked_beta(k_for_bound);
   v.emulation = Claim::within({"err/rel_l2", pair_rel_l2(beta, beta, k_for_bound),
                                "both within beta T of fp64 (beta: " + blocked_beta_reason(k_for_bound) +
-                                   "), ||T|| <= sqrt(K) ||C|| for independent-sign inputs, 2^-8 for two bf16 roundings"});
+                                   "), ||T|| <= sqrt(K) ||C|| for independent-sign inputs, 2^-7 for two bf16 roundings"});
   v.emulation_note = "the matrix unit's fp8 accumulation is not IEEE fp32: the emulation computes each block partial "
                      "exactly and rounds it once";
   return v;

@@ -1,5 +1,6 @@
 // CPU emulation of the per-token x per-channel fp8 GEMM: the canonical order (what the plain and the
 // small-M kernels compute, bit for bit) and the blocked order (the matrix-unit kernel's structure).
+#include <algorithm>
 #include <vector>
 
 #include "kernels/fp8_gemm/fp8_gemm.hpp"
@@ -22,18 +23,23 @@ std::vector<std::int64_t> all_rows_if_empty(const std::vector<std::int64_t>& row
   return all;
 }
 
-// Runs `acc(a_row, b_row)` for every listed row and every column, then the epilogue.
+// Runs `acc(a_row, b_row)` for every listed row and every column, then the epilogue. One parallel
+// region over all outputs (each output is computed alone, so the thread count changes nothing).
 template <class Acc>
 void for_each_output(const Fp8GemmParams& p, const Fp8GemmBuffers& b, const std::vector<std::int64_t>& rows, Acc acc) {
   const std::vector<float> bv = decode_all(b.b, p.cols * p.depth, p.flavour);
   const std::vector<std::int64_t> list = all_rows_if_empty(rows, p.rows);
-  for (std::int64_t m : list) {
-    const std::vector<float> av = decode_all(b.a + m * p.depth, p.depth, p.flavour);
-#pragma omp parallel for schedule(static)
-    for (std::int64_t n = 0; n < p.cols; ++n) {
-      const float sum = acc(av.data(), bv.data() + n * p.depth);
-      b.c[m * p.cols + n] = fp8_gemm_epilogue(sum, b.b_scale[n], b.a_scale[m]);
-    }
+  const auto count = static_cast<std::int64_t>(list.size());
+  std::vector<float> av(static_cast<std::size_t>(count * p.depth));
+  for (std::int64_t i = 0; i < count; ++i) {
+    const std::vector<float> row = decode_all(b.a + list[i] * p.depth, p.depth, p.flavour);
+    std::copy(row.begin(), row.end(), av.begin() + i * p.depth);
+  }
+#pragma omp parallel for schedule(static) if (count * p.cols * p.depth >= (1 << 22))
+  for (std::int64_t o = 0; o < count * p.cols; ++o) {
+    const std::int64_t i = o / p.cols, n = o % p.cols, m = list[i];
+    const float sum = acc(av.data() + i * p.depth, bv.data() + n * p.depth);
+    b.c[m * p.cols + n] = fp8_gemm_epilogue(sum, b.b_scale[n], b.a_scale[m]);
   }
 }
 
