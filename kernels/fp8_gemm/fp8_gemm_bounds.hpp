@@ -45,6 +45,19 @@ inline std::string blocked_beta_reason(std::int64_t k) {
                      (k + 127) / 128);
 }
 
+// Block-scale GEMM with S split-K slices (fp8_blockscale_math.hpp): a block's dot (128 fp32 adds
+// in the canonical order; the matrix unit's 2^-11 in the blocked order), its two scale roundings,
+// then at most KB + S fp32 adds (the slice's blocks, then the slices into acc).
+inline double blockscale_beta(std::int64_t k, std::int64_t slices, bool matrix_unit) {
+  const double dot = matrix_unit ? matrix_unit_block_rel() : gamma_rel(128);
+  return compose_rel(compose_rel(dot, epilogue_rel()), gamma_rel(k / 128 + slices));
+}
+inline std::string blockscale_beta_reason(std::int64_t k, std::int64_t slices, bool matrix_unit) {
+  return fmt::format("{} per 128-K block dot, 2 scale roundings, gamma_{} (K/128 block adds + {} slice adds)",
+                     matrix_unit ? "matrix unit 2^-11 (4 k32 steps at 2^-13, a conservative model)" : "gamma_128",
+                     k / 128 + slices, slices);
+}
+
 // Two results, each within beta_i T (1 + 2^-8) + 2^-8 |C| of fp64 (one bf16 rounding each, unit
 // roundoff 2^-8), against each other, as a relative L2 norm:
 // ||x - y|| <= (beta_x + beta_y)(1 + 2^-8) ||T|| + 2^-7 ||C||, and ||C|| <= ||y|| (1 + 2^-7). ||T|| / ||C|| is not bounded for
