@@ -48,6 +48,10 @@ void fp8_gemm_small_m_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, vo
 void fp8_gemm_wgmma_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void* stream);
 // Why the wgmma kernel cannot run the point on this device (empty: it can).
 std::string fp8_gemm_wgmma_unavailable(const Fp8GemmParams& p);
+// The vendor library (cuBLASLt with outer-vector scales), host code in fp8_gemm_vendor.cpp: why it
+// cannot run the point (empty: it can), and the launch.
+std::string fp8_gemm_vendor_unavailable(const Fp8GemmParams& p);
+void fp8_gemm_vendor_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void* stream);
 // The general GEMM as a model would call it: wgmma where available, the plain kernel elsewhere.
 void fp8_gemm_general_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void* stream);
 

@@ -32,6 +32,7 @@ struct VariantPlan {
   Order order = Order::canonical;
   void (*gpu)(const Fp8GemmParams&, const Fp8GemmBuffers&, void*) = nullptr;
   bool matrix_unit = false;
+  bool vendor = false;  // no emulation: checked against fp64 and the other variants
 };
 
 void canonical_emu_all(const Fp8GemmParams& p, const Fp8GemmBuffers& b) { fp8_gemm_canonical_emu(p, b); }
@@ -40,8 +41,9 @@ void blocked_emu_all(const Fp8GemmParams& p, const Fp8GemmBuffers& b) { fp8_gemm
 std::vector<VariantPlan> plans(GemmKind kind) {
   const VariantPlan plain{Order::canonical, FB_GPU_LAUNCHER(fp8_gemm_plain_launch), false};
   const VariantPlan wgmma{Order::blocked, FB_GPU_LAUNCHER(fp8_gemm_wgmma_launch), true};
-  if (kind == GemmKind::ptpc) return {plain, wgmma};
-  return {{Order::canonical, FB_GPU_LAUNCHER(fp8_gemm_small_m_launch), false}, plain, wgmma};
+  const VariantPlan vendor{Order::blocked, FB_GPU_LAUNCHER(fp8_gemm_vendor_launch), false, true};
+  if (kind == GemmKind::ptpc) return {plain, wgmma, vendor};
+  return {{Order::canonical, FB_GPU_LAUNCHER(fp8_gemm_small_m_launch), false}, plain, wgmma, vendor};
 }
 
 std::string kind_name(GemmKind kind) { return kind == GemmKind::ptpc ? "fp8_gemm/ptpc" : "fp8_gemm/small_m"; }
@@ -98,6 +100,15 @@ class Fp8GemmInstance final : public CaseInstance {
   }
 
   std::string variant_skip_reason(VariantId v, Backend backend) const override {
+    if (plans_.at(v).vendor) {
+      if (backend == Backend::cpu) return "a vendor library runs on the GPU only (no emulation)";
+      if (p_.depth > kBoundDepth) return fmt::format("the vendor claims are derived for K <= {} (K={})", kBoundDepth, p_.depth);
+#if FUSEBENCH_HAS_GPU
+      return fp8_gemm_vendor_unavailable(p_);
+#else
+      return {};
+#endif
+    }
     if (!plans_.at(v).matrix_unit) return {};
     if (p_.flavour != Fp8Flavour::e4m3fn) return "wgmma takes OCP e4m3 only (fp8=e4m3fnuz)";
     if (p_.depth % kFp8GemmBlockK != 0) return fmt::format("wgmma kernel needs K % 128 == 0 (K={})", p_.depth);
@@ -168,6 +179,15 @@ VariantSpec canonical_variant(std::string name, std::string summary) {
   return v;
 }
 
+VariantSpec vendor_variant() {
+  VariantSpec v;
+  v.name = "vendor";
+  v.summary = "cuBLASLt fp8 GEMM with outer-vector fp32 scales (per token x per channel)";
+  v.has_emulation = false;
+  v.emulation_note = "a vendor library: checked against fp64 (matrix-unit budget) and against our variants only";
+  return v;
+}
+
 VariantSpec wgmma_variant(std::int64_t k_for_bound) {
   VariantSpec v;
   v.name = "wgmma";
@@ -202,17 +222,19 @@ KernelCase make_case(GemmKind kind, std::int64_t k_for_bound) {
   c.spec = "kernels/fp8_gemm/README.md";
   if (kind == GemmKind::ptpc) {
     c.variants = {canonical_variant("plain", "CUDA cores, one thread per output, canonical order"),
-                  wgmma_variant(k_for_bound)};
-    c.pairs = {{"wgmma", "plain", wgmma_variant(k_for_bound).emulation, {}}};
+                  wgmma_variant(k_for_bound), vendor_variant()};
+    c.pairs = {{"wgmma", "plain", wgmma_variant(k_for_bound).emulation, {}},
+               {"vendor", "plain", wgmma_variant(k_for_bound).emulation, {}}};
   } else {
     c.variants = {canonical_variant("small_m", "weight streaming: 16 lanes per output channel, canonical order"),
                   canonical_variant("general", "the plain general GEMM (same canonical order)"),
-                  wgmma_variant(k_for_bound)};
+                  wgmma_variant(k_for_bound), vendor_variant()};
     c.pairs = {{"small_m", "general",
                 Claim::within({"err/ulp/max", 1.0,
                                "same contract; both in the canonical order, so in fact the same bytes"}),
                 {}},
-               {"wgmma", "small_m", wgmma_variant(k_for_bound).emulation, {}}};
+               {"wgmma", "small_m", wgmma_variant(k_for_bound).emulation, {}},
+               {"vendor", "small_m", wgmma_variant(k_for_bound).emulation, {}}};
   }
   c.axes = axes(kind);
   c.make = [kind](const Point& pt) -> std::unique_ptr<CaseInstance> {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -221,6 +222,18 @@ TEST(Fp8GemmGpu, WgmmaWithinItsBoundsOfTheBlockedEmulationAtOddShapesAndRepeatsB
   }
 }
 
+TEST(Fp8GemmGpu, VendorWithinTheMatrixUnitBudgetWhereItRuns) {
+  FB_SKIP_WITHOUT_GPU();
+  for (std::int64_t m : {1, 3, 16, 100, 192}) {
+    const Problem q(m, 1536, 6144, Fp8Flavour::e4m3fn, Distribution::normal, static_cast<std::uint64_t>(m));
+    if (const std::string why = fp8_gemm_vendor_unavailable(q.p); !why.empty()) {
+      std::printf("vendor skipped at M=%lld: %s\n", static_cast<long long>(m), why.c_str());
+      continue;
+    }
+    DeviceProblem d(q);
+    expect_within(q.fp64(d.run(q, fp8_gemm_vendor_launch, 0xFF), blocked_beta(6144)), "vendor M=" + std::to_string(m));
+  }
+}
 #endif  // FUSEBENCH_HAS_GPU
 
 }  // namespace
