@@ -14,6 +14,7 @@ namespace fb {
 
 inline constexpr int kFp8GemmSmallMThreads = 128;
 inline constexpr int kFp8GemmSmallMColumns = kFp8GemmSmallMThreads / kFp8GemmPartials;  // one per 16 lanes
+inline constexpr int kFp8GemmSmallMBatch = 6;  // weight chunks in flight per lane (K = 6144: 24 chunks, 4 batches)
 
 // 16 fp8 bytes (one uint4) to 16 fp32 values, exactly.
 template <class Format>
@@ -43,15 +44,30 @@ __device__ inline void fp8_gemm_small_m_block(const Fp8GemmParams& p, const Fp8G
 #pragma unroll
   for (int m = 0; m < kFp8GemmSmallMMaxRows; ++m) acc[m] = 0.0f;
 
-  for (std::int64_t c = lane; c < chunks; c += kFp8GemmPartials) {
-    float w[kFp8GemmChunk];
-    fp8x16_to_float<Format>(live ? brow[c] : make_uint4(0, 0, 0, 0), w);
+  // Weight chunks are loaded kFp8GemmSmallMBatch at a time before any is used, so that many
+  // 16-byte loads per lane are in flight (the kernel streams the weight once: latency is the
+  // limit); the adds still go chunk by chunk in increasing order, as the canonical order says.
+  for (std::int64_t c0 = lane; c0 < chunks; c0 += kFp8GemmPartials * kFp8GemmSmallMBatch) {
+    uint4 wq[kFp8GemmSmallMBatch];
 #pragma unroll
-    for (int m = 0; m < kFp8GemmSmallMMaxRows; ++m) {
-      if (m < rows) {
-        float x[kFp8GemmChunk];
-        fp8x16_to_float<Format>(a[m * chunks + c], x);
-        acc[m] = fp8_gemm_chunk_add(acc[m], x, w);
+    for (int i = 0; i < kFp8GemmSmallMBatch; ++i) {
+      const std::int64_t c = c0 + i * kFp8GemmPartials;
+      wq[i] = live && c < chunks ? brow[c] : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int i = 0; i < kFp8GemmSmallMBatch; ++i) {
+      const std::int64_t c = c0 + i * kFp8GemmPartials;
+      if (c < chunks) {
+        float w[kFp8GemmChunk];
+        fp8x16_to_float<Format>(wq[i], w);
+#pragma unroll
+        for (int m = 0; m < kFp8GemmSmallMMaxRows; ++m) {
+          if (m < rows) {
+            float x[kFp8GemmChunk];
+            fp8x16_to_float<Format>(a[m * chunks + c], x);
+            acc[m] = fp8_gemm_chunk_add(acc[m], x, w);
+          }
+        }
       }
     }
   }
