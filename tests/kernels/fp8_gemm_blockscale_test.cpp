@@ -264,6 +264,50 @@ TEST(Fp8BlockscaleGpu, WgmmaWithinItsBudgetAtOddShapesAndRepeatsBitwise) {
     EXPECT_EQ(d.run(q, fp8_blockscale_wgmma_launch, 0x5A), got) << "repeat " << what;
   }
 }
+// Runs variant v of an instance on the GPU with outputs poisoned by `poison`; returns the outputs.
+HostTensors run_gpu(const CaseInstance& inst, VariantId v, const HostTensors& in, std::uint8_t poison) {
+  std::vector<void*> owned;
+  auto device = [&](const std::vector<TensorSpec>& specs, const HostTensors* host, std::int32_t fill) {
+    TensorPointers p;
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      void* d = gpu::allocate(specs[i].bytes());
+      owned.push_back(d);
+      if (host) gpu::copy_to_device(d, (*host)[i].bytes.data(), specs[i].bytes());
+      if (fill >= 0) gpu::fill_bytes(d, static_cast<std::uint8_t>(fill), specs[i].bytes(), nullptr);
+      p.items.push_back(d);
+    }
+    return p;
+  };
+  const TensorPointers din = device(inst.inputs(), &in, -1);
+  const TensorPointers dout = device(inst.outputs(), nullptr, poison);
+  const TensorPointers dws = device(inst.workspace(v), nullptr, 0x5A);
+  inst.run(v, ExecContext{Backend::gpu, nullptr}, din, dout, dws);
+  gpu::synchronize(nullptr);
+  HostTensors out = allocate_host(inst.outputs());
+  for (std::size_t i = 0; i < out.size(); ++i) gpu::copy_to_host(out[i].bytes.data(), dout.items[i], out[i].bytes.size());
+  for (void* d : owned) gpu::release(d);
+  return out;
+}
+
+TEST(Fp8BlockscaleF7Gpu, PrezeroedEqualsMemsetBitwiseAndABrokenProducerIsCaught) {
+  FB_SKIP_WITHOUT_GPU();
+  const KernelCase kc = make_fp8_blockscale_f7_case(true);
+  for (std::int64_t m : {1, 5, 100})
+    for (std::int64_t s : {1, 2, 3}) {
+      auto inst = kc.make(f7_point(m, 256, 384, s));
+      HostTensors in = make_inputs(*inst);
+      const HostTensors a = run_gpu(*inst, kc.variant_id("memset"), in, 0xFF);
+      const HostTensors b = run_gpu(*inst, kc.variant_id("prezeroed"), in, 0x5A);
+      for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].bytes, b[i].bytes) << a[i].spec.name << " M=" << m << " S=" << s;
+      const Fp64Check c = inst->check_fp64(in, b, CheckSubset{}).front();
+      EXPECT_EQ(c.stats.nan, 0);
+      EXPECT_LE(c.stats.abs_max, c.bound.limit) << c.bound.reason;
+    }
+  const KernelCase broken = make_fp8_blockscale_f7_case(false);
+  auto inst = broken.make(f7_point(5, 256, 384, 2));
+  HostTensors in = make_inputs(*inst);
+  EXPECT_GT(inst->check_fp64(in, run_gpu(*inst, broken.variant_id("prezeroed"), in, 0xFF), CheckSubset{}).front().stats.nan, 0);
+}
 #endif  // FUSEBENCH_HAS_GPU
 
 }  // namespace
