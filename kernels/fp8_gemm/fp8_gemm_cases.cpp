@@ -13,6 +13,7 @@
 #include "core/registry.hpp"
 #include "kernels/fp8_gemm/fp8_gemm.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_bounds.hpp"
+#include "kernels/fp8_gemm/fp8_gemm_cpu_limit.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_inputs.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_math.hpp"
 #include "reference/fp8_gemm_ref.hpp"
@@ -119,6 +120,10 @@ class Fp8GemmInstance final : public CaseInstance {
     (void)backend;
 #endif
     return {};
+  }
+
+  std::string skip_reason(Backend backend) const override {
+    return backend == Backend::cpu ? fp8_gemm_cpu_skip_reason(p_.rows, p_.cols, p_.depth) : std::string();
   }
 
   std::int64_t check_units() const override { return p_.rows; }

@@ -18,6 +18,7 @@
 #include "core/case_helpers.hpp"
 #include "core/registry.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_bounds.hpp"
+#include "kernels/fp8_gemm/fp8_gemm_cpu_limit.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_inputs.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale.hpp"
 #include "kernels/rmsnorm_fp8/rmsnorm_fp8.hpp"
@@ -169,6 +170,7 @@ class BlockscaleGemmInstance final : public CaseInstance {
   }
   std::string skip_reason(Backend backend) const override {
     if (backend == Backend::gpu && p_.rows > 65535) return "the plain kernel's grid takes at most 65535 rows";
+    if (backend == Backend::cpu) return fp8_gemm_cpu_skip_reason(p_.rows, p_.cols, p_.depth);
     return {};
   }
 
@@ -368,6 +370,7 @@ class F7Instance final : public CaseInstance {
 
   std::string skip_reason(Backend backend) const override {
     if (backend == Backend::gpu && p_.rows > 65535) return "the plain kernel's grid takes at most 65535 rows";
+    if (backend == Backend::cpu) return fp8_gemm_cpu_skip_reason(p_.rows, p_.cols, p_.depth);
     return {};
   }
 
