@@ -93,6 +93,16 @@ __device__ inline void wgmma_m64n128k32_e4m3(float* d, std::uint64_t desc_a, std
 }
 #endif
 
+#if FB_WGMMA_AVAILABLE
+// Ties the accumulator registers to this point of the program: the compiler sees each register
+// read and written here, so it cannot move their uses above a wgmma wait (the asm statements that
+// issue and wait are ordered among themselves, but ordinary arithmetic on their outputs is not).
+__device__ inline void wgmma_fence_registers(float* d) {
+#pragma unroll
+  for (int j = 0; j < kWgmmaAccRegs; ++j) asm volatile("" : "+f"(d[j])::"memory");
+}
+#endif
+
 // The staged 64 x 128 (A) and 128 x 128 (B) tiles' product into `block` (overwritten, not added):
 // four k32 steps, the first from zero. The caller has staged both tiles with ordinary stores; the
 // fence makes them visible to the matrix unit (the async proxy) before the barrier.
@@ -100,13 +110,15 @@ __device__ inline void wgmma_block_product(float* block, const std::uint8_t* til
 #if FB_WGMMA_AVAILABLE
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   __syncthreads();
+  wgmma_fence_registers(block);
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
   for (int s = 0; s < kWgmmaTileK / 32; ++s)
     wgmma_m64n128k32_e4m3(block, wgmma_descriptor(tile_a + 256 * s), wgmma_descriptor(tile_b + 256 * s), s > 0);
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
   asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-  __syncthreads();  // the tiles may be overwritten after this
+  wgmma_fence_registers(block);  // the partials are read only after the wait
+  __syncthreads();                // the tiles may be overwritten after this
 #else
   (void)block;
   (void)tile_a;
