@@ -4,6 +4,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/output_paths.hpp"
 #include "core/errors.hpp"
 #include "reports/atomic_write.hpp"
 #include "reports/report_compare.hpp"
@@ -32,6 +33,7 @@ Command setup_compare(CLI::App& app) {
       "  fusebench compare reports/runs/old/bench.json build/bench.json --max-slowdown 1.05\n"
       "  fusebench compare base.json head.json --fail-on-bit-change --json diff.json");
   return {sub, [o]() -> int {
+            check_output_paths({{"--json", o->json_path}}, {{"BASE", o->base}, {"HEAD", o->head}});
             Comparison c;
             try {
               c = compare_reports(load_report(o->base), load_report(o->head), o->gates);

@@ -29,6 +29,33 @@ std::string axes_text(const KernelCase& kc) {
   return s;
 }
 
+// Each scenario file loaded once: its name, point count and description, or why it is invalid.
+struct ScenarioEntry {
+  std::string path;
+  bool valid = false;
+  std::string name, description, error;
+  std::size_t points = 0;
+};
+
+std::vector<ScenarioEntry> scenario_entries(const Registry& registry) {
+  std::vector<ScenarioEntry> entries;
+  for (const std::string& path : scenario_files()) {
+    ScenarioEntry e;
+    e.path = path;
+    try {
+      const Scenario s = load_scenario(path, registry);
+      e.valid = true;
+      e.name = s.name;
+      e.description = s.description;
+      e.points = s.points.size();
+    } catch (const InputError& error) {
+      e.error = error.what();
+    }
+    entries.push_back(std::move(e));
+  }
+  return entries;
+}
+
 nlohmann::ordered_json list_json(const Registry& registry, const std::string& what) {
   const bool all = what == "all";
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
@@ -42,15 +69,28 @@ nlohmann::ordered_json list_json(const Registry& registry, const std::string& wh
       if (a.default_value) aj["default"] = axis_value_text(*a.default_value);
       axes.push_back(aj);
     }
-    j["kernels"].push_back({{"name", kc.name}, {"family", kc.family}, {"fusion", kc.fusion}, {"claim", kc.claim.text()},
-                            {"summary", kc.summary}, {"spec", kc.spec}, {"axes", axes}});
+    j["kernels"].push_back({{"name", kc.name}, {"family", kc.family}, {"fusion", kc.fusion}, {"claim", kc.claims_text()},
+                            {"variants", kc.variants_text()}, {"summary", kc.summary}, {"spec", kc.spec}, {"axes", axes}});
   }
   if (all || what == "fusions") {
     j["fusions"] = nlohmann::ordered_json::array();
     for (const FusionInfo& f : fusion_series())
       j["fusions"].push_back({{"id", f.id}, {"fused", f.fused}, {"chain", f.chain}, {"claim", f.claim}});
   }
-  if (all || what == "scenarios") j["scenarios"] = scenario_files();
+  if (all || what == "scenarios") {
+    j["scenarios"] = nlohmann::ordered_json::array();
+    for (const ScenarioEntry& e : scenario_entries(registry)) {
+      nlohmann::ordered_json sj{{"path", e.path}, {"valid", e.valid}};
+      if (e.valid) {
+        sj["name"] = e.name;
+        sj["points"] = e.points;
+        sj["description"] = e.description;
+      } else {
+        sj["error"] = e.error;
+      }
+      j["scenarios"].push_back(std::move(sj));
+    }
+  }
   return j;
 }
 
@@ -79,8 +119,9 @@ Command setup_list(CLI::App& app) {
             if (all || o->what == "kernels") {
               std::vector<std::vector<std::string>> rows;
               for (const KernelCase& kc : registry.cases())
-                rows.push_back({kc.name, kc.fusion, kc.claim.text(), axes_text(kc)});
-              std::cout << "Kernel cases\n" << render_table({"case", "fusion", "claim", "axes (default)"}, rows, {}) << "\n";
+                rows.push_back({kc.name, kc.fusion, kc.variants_text(), kc.claims_text(), axes_text(kc)});
+              std::cout << "Kernel cases\n"
+                        << render_table({"case", "fusion", "variants", "claims", "axes (default)"}, rows, {}) << "\n";
             }
             if (all || o->what == "fusions") {
               std::vector<std::vector<std::string>> rows;
@@ -89,19 +130,14 @@ Command setup_list(CLI::App& app) {
                 for (const KernelCase& kc : registry.cases()) cases += kc.fusion == f.id ? 1 : 0;
                 rows.push_back({f.id, f.fused, f.claim, cases ? std::to_string(cases) + " cases" : "not yet"});
               }
-              std::cout << "Fusion series (shared/context.md)\n"
+              std::cout << "Fusion series (docs/model.md)\n"
                         << render_table({"id", "fused kernel", "claim", "in this build"}, rows, {}) << "\n";
             }
             if (all || o->what == "scenarios") {
               std::vector<std::vector<std::string>> rows;
-              for (const std::string& path : scenario_files()) {
-                try {
-                  const Scenario s = load_scenario(path, registry);
-                  rows.push_back({s.name, std::to_string(s.points.size()), path, s.description});
-                } catch (const InputError& e) {
-                  rows.push_back({path, "-", "invalid", e.what()});
-                }
-              }
+              for (const ScenarioEntry& e : scenario_entries(registry))
+                rows.push_back(e.valid ? std::vector<std::string>{e.name, std::to_string(e.points), e.path, e.description}
+                                       : std::vector<std::string>{"(invalid)", "-", e.path, e.error});
               std::cout << "Scenarios (" << scenarios_dir() << ")\n"
                         << render_table({"name", "points", "path", "description"}, rows, {false, true, false, false});
             }

@@ -39,9 +39,9 @@ Command setup_verify(CLI::App& app) {
                   std::cout.flush();
                 });
             finish_metadata(meta, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-            write_reports(*options, meta, loop.results);
+            const std::string report_errors = try_write_reports(*options, meta, loop.results);
             std::cout << summary_line(meta, loop.results);
-            return exit_code_for(loop.results, loop.device_failed);
+            return final_exit_code(exit_code_for(loop.results, loop.device_failed), report_errors);
           }};
 }
 

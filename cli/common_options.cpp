@@ -1,8 +1,14 @@
 #include "cli/common_options.hpp"
 
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+
 #include <fmt/format.h>
 
 #include "cli/exit_codes.hpp"
+#include "cli/output_paths.hpp"
+#include "cli/shell_quote.hpp"
 #include "core/errors.hpp"
 #include "reports/atomic_write.hpp"
 #include "reports/json_report.hpp"
@@ -16,7 +22,16 @@
 namespace fb {
 namespace {
 std::vector<std::string> g_argv;
+
+// --seed: decimal digits for a value in [0, 2^64). CLI11 alone would take "-1" (wrapping to
+// 2^64-1), "" and values past 2^64 (saturating, so two different seeds would run one input).
+std::string seed_error(std::string& text) {
+  if (text.empty() || text.size() > 20 || text.find_first_not_of("0123456789") != std::string::npos ||
+      (text.size() == 20 && text > "18446744073709551615"))
+    return "a seed is a whole number from 0 to 18446744073709551615";
+  return {};
 }
+}  // namespace
 
 const std::vector<std::string>& command_line() { return g_argv; }
 void set_command_line(int argc, char** argv) { g_argv.assign(argv, argv + argc); }
@@ -29,11 +44,19 @@ void add_common_options(CLI::App& c, CommonOptions& o) {
   c.add_option("--backend", o.backend, "cpu (emulation), gpu, or auto (gpu when usable)")
       ->check(CLI::IsMember({"cpu", "gpu", "auto"}))
       ->capture_default_str();
-  c.add_option("--seed", o.seed, "run seed; each point derives its own input seed from it")->capture_default_str();
+  c.add_option("--seed", o.seed, "run seed; each point derives its own input seed from it")
+      ->check(CLI::Validator(seed_error, "UINT64"))
+      ->capture_default_str();
   c.add_option("--json", o.json_path, "write the JSON report here (atomically)");
   c.add_option("--junit", o.junit_path, "write a JUnit XML report here (atomically)");
   c.add_option("--markdown", o.markdown_path, "write a markdown summary here (atomically)");
   c.add_flag("--quiet,-q", o.quiet, "print only cases that do not pass, and the summary");
+  c.add_option("--check-budget", o.check_budget,
+               "CPU operations the emulation and fp64 checks of one point may cost before they cover a seeded "
+               "subset of its rows (variants are still compared over whole outputs)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  c.add_flag("--full-check", o.full_check, "check every point whole against emulation and fp64, whatever it costs");
   c.add_option("--fault-injection", o.fault, "(testing) corrupt one fused output element: none | flip-fused")
       ->check(CLI::IsMember({"none", "flip-fused"}))
       ->group("Testing");
@@ -44,13 +67,32 @@ Selection select_points(const CommonOptions& o, const Registry& registry) {
   if (registry.match(o.kernel).empty())
     throw InputError(fmt::format("--kernel '{}' matches no kernel case (see: fusebench list)", o.kernel));
   const auto where = parse_where(o.where);
-  for (const ScenarioPoint& p : s.scenario.points)
-    if ((glob_match(o.kernel, p.kernel->name) || glob_match(o.kernel, p.kernel->family)) &&
-        point_matches(p.point, where))
+  std::vector<const KernelCase*> kept, dropped;
+  for (const ScenarioPoint& p : s.scenario.points) {
+    if (!glob_match(o.kernel, p.kernel->name) && !glob_match(o.kernel, p.kernel->family)) continue;
+    if (point_matches(p.point, where)) {
       s.points.push_back(p);
+      if (std::find(kept.begin(), kept.end(), p.kernel) == kept.end()) kept.push_back(p.kernel);
+    } else if (std::find(dropped.begin(), dropped.end(), p.kernel) == dropped.end()) {
+      dropped.push_back(p.kernel);
+    }
+  }
+  // A case that --kernel selected but --where removed entirely is said, with the reason: silently
+  // benching half of what was asked for reads as a complete answer.
+  for (const KernelCase* kc : dropped) {
+    if (std::find(kept.begin(), kept.end(), kc) != kept.end()) continue;
+    std::string why = "no point of it in the scenario matches";
+    for (const auto& [axis, value] : where)
+      if (!kc->axis(axis)) {
+        why = fmt::format("it has no axis '{}'", axis);
+        break;
+      }
+    s.notes.push_back(fmt::format("--where removed every point of {}: {}", kc->name, why));
+  }
   if (s.points.empty())
-    throw InputError(fmt::format("{}: no point matches --kernel '{}'{}", s.scenario.path, o.kernel,
-                                 o.where.empty() ? "" : " --where '" + o.where + "'"));
+    throw InputError(fmt::format("{}: no point matches --kernel '{}'{}{}", s.scenario.path, o.kernel,
+                                 o.where.empty() ? "" : " --where '" + o.where + "'",
+                                 s.notes.empty() ? "" : " (" + s.notes.front() + ")"));
   return s;
 }
 
@@ -58,13 +100,23 @@ VerifyOptions verify_options(const CommonOptions& o) {
   VerifyOptions v;
   v.seed = o.seed;
   v.fault = o.fault == "flip-fused" ? FaultInjection::flip_fused_element : FaultInjection::none;
+  v.check_budget = o.check_budget;
+  v.full_check = o.full_check;
   return v;
 }
 
 std::string repro_line(const std::string& command, const CommonOptions& o, const CaseResult& r) {
+  // A scenario given by path is made absolute, so the line works from any directory; every
+  // argument is shell-quoted (paths with spaces, '|' in --where alternatives).
+  std::string scenario = o.scenario;
+  if (resolve_scenario_path(scenario) == scenario) {
+    std::error_code ec;
+    const std::filesystem::path absolute = std::filesystem::absolute(scenario, ec);
+    if (!ec) scenario = absolute.lexically_normal().string();
+  }
   return fmt::format("fusebench {} --scenario {} --kernel {} --where {} --backend {} --seed {}{}", command,
-                     o.scenario, r.case_name, r.point.where_text(), backend_name(r.backend), o.seed,
-                     o.fault != "none" ? " --fault-injection " + o.fault : "");
+                     shell_quote(scenario), shell_quote(r.case_name), shell_quote(r.point.where_text()),
+                     backend_name(r.backend), o.seed, o.fault != "none" ? " --fault-injection " + shell_quote(o.fault) : "");
 }
 
 RunMetadata start_metadata(const std::string& command, const CommonOptions& o, const Selection& s,
@@ -92,10 +144,14 @@ RunMetadata start_metadata(const std::string& command, const CommonOptions& o, c
       {"where", o.where},
       {"points", s.points.size()},
       {"verify",
-       {{"runs", "fused (NaN poison), chain (NaN poison), fused again (0x5A poison)"},
-        {"checks", {"fused vs chain per claim", "fused and chain vs fp64 with derived bounds",
-                    "gpu vs cpu emulation bitwise (gpu runs)", "repeatability bitwise", "untouched poison",
+       {{"runs", "every variant (NaN poison); each variant a pair claim checks, again (0x5A poison)"},
+        {"checks", {"every declared variant pair per its claim (whole outputs)",
+                    "every variant vs fp64 with derived bounds",
+                    "gpu vs cpu emulation per variant: bitwise or its stated bound (gpu runs)",
+                    "repeatability bitwise (deterministic variants)", "untouched poison",
                     "uniform output for varied inputs"}},
+        {"check_budget_cpu_ops", o.check_budget},
+        {"full_check", o.full_check},
         {"poison", {{"nan", "0xFF bytes (0x80 for fp8 e4m3fnuz)"}, {"alternate", "0x5A bytes"}}},
         {"fault_injection", o.fault}}},
       {"cpu_emulation_threads", threads}};
@@ -114,8 +170,36 @@ void write_reports(const CommonOptions& o, const RunMetadata& meta, const std::v
 }
 
 void check_report_paths(const CommonOptions& o) {
-  for (const std::string* path : {&o.json_path, &o.junit_path, &o.markdown_path})
-    if (!path->empty()) ensure_writable(*path);
+  check_output_paths({{"--json", o.json_path}, {"--junit", o.junit_path}, {"--markdown", o.markdown_path}},
+                     {{"the scenario file", resolve_scenario_path(o.scenario)}});
+}
+
+std::string try_write_reports(const CommonOptions& o, const RunMetadata& meta, const std::vector<CaseResult>& results) {
+  // Each report on its own: one that fails does not cost the others.
+  std::string errors;
+  auto attempt = [&](const std::string& path, const auto& write) {
+    if (path.empty()) return;
+    try {
+      write(path, meta, results);
+    } catch (const std::exception& e) {
+      errors += fmt::format("fusebench: error: {}\n", e.what());
+    }
+  };
+  attempt(o.json_path, write_json_report);
+  attempt(o.junit_path, write_junit_report);
+  attempt(o.markdown_path, write_markdown_report);
+  return errors;
+}
+
+int final_exit_code(int run_code, const std::string& report_errors) {
+  if (report_errors.empty()) return run_code;
+  std::cerr << report_errors;
+  if (run_code != kExitPass) {
+    std::cerr << fmt::format("fusebench: exit {} for the run's own outcome; the report error above is exit {} on its own\n",
+                             run_code, static_cast<int>(kExitBadInput));
+    return run_code;
+  }
+  return kExitBadInput;
 }
 
 int exit_code_for(const std::vector<CaseResult>& results, bool device_failed) {

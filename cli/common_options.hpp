@@ -26,6 +26,8 @@ struct CommonOptions {
   std::string junit_path;
   std::string markdown_path;
   bool quiet = false;
+  double check_budget = VerifyOptions{}.check_budget;
+  bool full_check = false;
   std::string fault = "none";  // testing only
 };
 
@@ -34,6 +36,7 @@ void add_common_options(CLI::App& command, CommonOptions& options);
 struct Selection {
   Scenario scenario;
   std::vector<ScenarioPoint> points;
+  std::vector<std::string> notes;  // cases --kernel selected that --where removed, and why
 };
 
 // The scenario's points that match --kernel and --where; InputError when nothing matches.
@@ -45,7 +48,14 @@ RunMetadata start_metadata(const std::string& command, const CommonOptions& opti
                            const Session& session, const std::vector<std::string>& argv);
 void finish_metadata(RunMetadata& meta, double wall_s);
 void write_reports(const CommonOptions& options, const RunMetadata& meta, const std::vector<CaseResult>& results);
-// Fails fast (exit 2) when a report path cannot be written, before hours of work are run.
+// Writes every report, each independently; returns their error lines (empty: all written).
+std::string try_write_reports(const CommonOptions& options, const RunMetadata& meta,
+                              const std::vector<CaseResult>& results);
+// The run's exit code after its reports: a failing run (1, 3) keeps its code when a report also
+// failed, and both are said; a passing run whose report failed is exit 2.
+int final_exit_code(int run_code, const std::string& report_errors);
+// Fails fast (exit 2), before hours of work are run, when a report path cannot be written, two
+// reports name one file, or a report would overwrite the scenario (cli/output_paths.hpp).
 void check_report_paths(const CommonOptions& options);
 int exit_code_for(const std::vector<CaseResult>& results, bool device_failed);
 

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "core/json_input.hpp"
+
 namespace fb {
 
 std::string axis_value_text(const AxisValue& v) {
@@ -39,13 +41,14 @@ std::string AxisSpec::reject_reason(const AxisValue& v) const {
   if (kind == Kind::integer) {
     const auto* i = std::get_if<std::int64_t>(&v);
     if (!i) return fmt::format("axis {} takes an integer", name);
-    if (*i < min || *i > max) return fmt::format("axis {} must be in [{}, {}], got {}", name, min, max, *i);
+    const std::int64_t hi = std::min(max, kMaxAxisInteger);
+    if (*i < min || *i > hi) return fmt::format("axis {} must be in [{}, {}], got {}", name, min, hi, *i);
     return {};
   }
   const auto* s = std::get_if<std::string>(&v);
   if (!s) return fmt::format("axis {} takes one of: {}", name, fmt::join(choices, ", "));
   if (std::find(choices.begin(), choices.end(), *s) == choices.end())
-    return fmt::format("axis {} takes one of: {}; got '{}'", name, fmt::join(choices, ", "), *s);
+    return fmt::format("axis {} takes one of: {}; got '{}'", name, fmt::join(choices, ", "), text_excerpt(*s));
   return {};
 }
 

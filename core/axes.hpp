@@ -16,6 +16,11 @@ namespace fb {
 
 using AxisValue = std::variant<std::int64_t, std::string>;
 
+// No integer axis takes a value past 2^31, whatever its declared max: no single extent of a tensor
+// any machine holds is that large, and it keeps a product of two extents (M*K, in a family's own
+// size arithmetic) inside int64. Sizes of whole tensors are checked separately (TensorSpec).
+inline constexpr std::int64_t kMaxAxisInteger = std::int64_t{1} << 31;
+
 std::string axis_value_text(const AxisValue& v);
 
 struct AxisSpec {

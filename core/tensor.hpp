@@ -24,8 +24,10 @@ struct TensorSpec {
   bool constant_ok = false;  // may legitimately hold one repeated value (a zeroed buffer)
   bool weight = false;       // an input prepared once per point and shared (CaseInstance::prepare_weights)
 
+  // Checked: an extent below zero, or a count or byte size past int64, is an InputError naming the
+  // tensor and its shape (a 2^62 x 128 point must be refused, not wrap to a small buffer).
   std::int64_t elements() const;
-  std::size_t bytes() const { return static_cast<std::size_t>(elements()) * dtype_size(dtype); }
+  std::size_t bytes() const;  // elements x element size, at most INT64_MAX
   std::vector<std::int64_t> extents() const;
   std::string shape_text() const;  // "bf16[M=24][K=6144]"
 };
@@ -48,5 +50,9 @@ struct HostTensor {
 using HostTensors = std::vector<HostTensor>;
 
 HostTensors allocate_host(const std::vector<TensorSpec>& specs);
+
+// The bytes of all `specs` together, checked like TensorSpec::bytes(): an InputError, not a wrapped
+// sum, when the total passes int64. What a memory guard compares with what the machine has.
+std::int64_t checked_bytes(const std::vector<TensorSpec>& specs);
 
 }  // namespace fb

@@ -2,6 +2,10 @@
 // input is rejected naming the file, the key and why.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
+#include <fmt/format.h>
+
 #include "core/errors.hpp"
 #include "core/scenario.hpp"
 #include "support/test_family.hpp"
@@ -93,6 +97,71 @@ TEST(Scenario, WhereFiltersPointsByAxisText) {
   EXPECT_FALSE(point_matches(p, parse_where("M=3|192")));
   EXPECT_THROW(parse_where("M"), InputError);
   EXPECT_EQ(p.where_text(), "M=24,fp8=e4m3fn");
+}
+
+// Hostile inputs (issue 13): each an InputError naming the limit, quickly, never a crash.
+std::string scenario_with(const std::string& extra, const std::string& sweep = R"({"N": 2})") {
+  return R"({"fusebench_scenario": 1, "name": "t")" + extra + R"(, "cases": {"test/doubling": [)" + sweep + "]}}";
+}
+
+TEST(Scenario, RejectsDuplicateKeysWithTheirPath) {
+  EXPECT_EQ(error_of(scenario_with("", R"({"N": 2, "N": 4})")),
+            "s.json: cases.test/doubling.N: duplicate key (JSON objects take each key once)");
+  EXPECT_NE(error_of(scenario_with(R"(, "name": "u")")).find("s.json: name: duplicate key"), std::string::npos);
+}
+
+TEST(Scenario, RejectsDeepNestingAtParseTime) {
+  const int depth = 100000;  // deep enough to overflow the stack of any recursive reader
+  const std::string deep_model = std::string(R"(, "model": )") + std::string(depth, '[') + std::string(depth, ']');
+  EXPECT_NE(error_of(scenario_with(deep_model)).find("nested deeper than 64 levels"), std::string::npos);
+  const std::string deep_value = R"({"N": )" + std::string(depth, '[') + "2" + std::string(depth, ']') + "}";
+  EXPECT_NE(error_of(scenario_with("", deep_value)).find("nested deeper than 64 levels"), std::string::npos);
+}
+
+TEST(Scenario, HoldsModelAndWorkloadsToNotes) {
+  EXPECT_NO_THROW(parse_scenario(scenario_with(R"(, "model": {"hidden": 6144, "shape": [1536, 6144], "a": {"b": {"c": 1}}})"),
+                                 "s.json", test_registry()));
+  EXPECT_EQ(error_of(scenario_with(R"(, "model": {"a": {"b": {"c": {"d": {"e": 1}}}}})")),
+            "s.json: model.a.b.c.d: nested deeper than 4 levels (model and workloads are notes)");
+  EXPECT_NE(error_of(scenario_with(R"(, "workloads": {"s": ")" + std::string(5000, 'x') + R"("})"))
+                .find("s.json: workloads.s: a string longer than 4096 bytes"),
+            std::string::npos);
+  EXPECT_EQ(error_of(scenario_with(R"(, "model": [1])")), "s.json: model: must be an object");
+}
+
+TEST(Scenario, ErrorsQuoteAShortExcerpt) {
+  const std::string long_value = R"({"N": ")" + std::string(100000, 'x') + R"("})";
+  const std::string e = error_of(scenario_with("", long_value));
+  EXPECT_LT(e.size(), 200u) << e;
+  const std::string long_key = R"({")" + std::string(100000, 'k') + R"(": 1})";
+  EXPECT_LT(error_of(scenario_with("", long_key)).size(), 300u);
+}
+
+TEST(Scenario, RejectsHugeIntegersAndSweeps) {
+  EXPECT_EQ(error_of(scenario_with("", R"({"N": 18446744073709551615})")),
+            "s.json: cases.test/doubling[0].N: axis N takes an integer no larger than 1048576, got 18446744073709551615");
+  std::string values;
+  for (int i = 1; i <= 100001; ++i) values += (i > 1 ? "," : "") + std::to_string(2 * i);
+  EXPECT_NE(error_of(scenario_with("", R"({"N": [)" + values + "]}")).find("100001 values, more than the 100000 points"),
+            std::string::npos);
+}
+
+TEST(Scenario, ManyKeysAndLongSweepsParseInLinearTime) {
+  std::string keys;
+  for (int i = 0; i < 100000; ++i) keys += (i ? "," : "") + fmt::format(R"("k{}": {})", i, i);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_NE(error_of(scenario_with("", "{" + keys + "}")).find("unknown axis"), std::string::npos);
+  std::string values;
+  for (int i = 1; i <= 20000; ++i) values += (i > 1 ? "," : "") + std::to_string(2 * (i % 500 + 1));
+  const Scenario s = parse_scenario(scenario_with("", R"({"N": [)" + values + "]}"), "s.json", test_registry());
+  EXPECT_EQ(s.points.size(), 500u);  // duplicates dropped
+  // Quadratic parsing took 20 s for the keys alone; linear takes well under a second.
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+}
+
+TEST(Scenario, WhereRejectsAnAxisGivenTwice) {
+  EXPECT_THROW(parse_where("M=3,M=4"), InputError);
+  EXPECT_EQ(parse_where("M=3|4").at("M"), "3|4");
 }
 
 TEST(Scenario, ShippedScenariosLoad) {

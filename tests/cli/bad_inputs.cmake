@@ -1,0 +1,105 @@
+# The bad-input corpus (issue 13): hostile scenarios, reports, arguments and paths, each with the
+# exit code and message fragment fusebench must answer. Labels: cli;bad_input (tools/sanitize.sh
+# runs them under ASan + UBSan). tests/cli/README.md has the table of what each did before.
+set(BAD ${CMAKE_CURRENT_SOURCE_DIR}/bad_inputs)
+set(GEN ${CMAKE_CURRENT_BINARY_DIR}/generated)
+
+function(fb_bad_input name code regex)
+  add_test(NAME bad_input.${name} COMMAND ${EXPECT} ${code} "${regex}" ${ARGN})
+  set_tests_properties(bad_input.${name} PROPERTIES LABELS "cli;bad_input" TIMEOUT 60)
+endfunction()
+set(V ${FB} verify --backend cpu)
+
+# ---- scenarios: shapes and sizes (item 2)
+fb_bad_input(m_2_62 2 "m_2_62.json: cases.fp8_quant/per_token\\[0\\].M: axis M must be in \\[1, 2147483648\\], got 4611686018427387904"
+  ${V} --scenario ${BAD}/m_2_62.json)
+fb_bad_input(m_2_40 2 "axis M must be in \\[1, 2147483648\\], got 1099511627776" ${V} --scenario ${BAD}/m_2_40.json)
+fb_bad_input(m_u64_max 2 "axis M takes an integer no larger than 2147483648, got 18446744073709551615"
+  ${V} --scenario ${BAD}/m_u64_max.json)
+fb_bad_input(moe_d_2_62 2 "axis D must be in \\[0, 2147483648\\], got 4611686018427387904"
+  ${V} --scenario ${BAD}/moe_d_2_62.json)
+fb_bad_input(bytes_overflow 2 "bytes_overflow.json: cases.fp8_quant/per_token\\[0\\]: .*passes 2\\^63"
+  ${V} --scenario ${BAD}/bytes_overflow.json)
+# 26 TB of inputs: exit 2 naming the size and the machine's memory once the runner's memory guard
+# (core/host_memory.hpp + checked_bytes) is wired in; until then it dies of std::bad_alloc.
+fb_bad_input(unaffordable 2 "memory" ${V} --scenario ${BAD}/unaffordable.json)
+set_tests_properties(bad_input.unaffordable PROPERTIES DISABLED TRUE)
+
+# ---- scenarios: structure (items 3, 7, 8, 10)
+fb_bad_input(duplicate_axis 2 "duplicate_axis.json: cases.fp8_quant/per_token.M: duplicate key" ${V} --scenario ${BAD}/duplicate_axis.json)
+fb_bad_input(duplicate_case 2 "duplicate_case.json: cases.fp8_quant/per_token: duplicate key" ${V} --scenario ${BAD}/duplicate_case.json)
+fb_bad_input(model_too_deep 2 "model.a.b.c.d: nested deeper than 4 levels" ${V} --scenario ${BAD}/model_too_deep.json)
+fb_bad_input(trailing_garbage 2 "trailing_garbage.json: malformed JSON: .*expected end of input" ${V} --scenario ${BAD}/trailing_garbage.json)
+fb_bad_input(not_utf8 2 "not_utf8.json: malformed JSON: .*ill-formed UTF-8" ${V} --scenario ${BAD}/not_utf8.json)
+fb_bad_input(empty_file 2 "empty.json: malformed JSON: .*unexpected end of input" ${V} --scenario ${BAD}/empty.json)
+fb_bad_input(top_level_array 2 "top_level_array.json: \\(top level\\): a scenario is a JSON object" ${V} --scenario ${BAD}/top_level_array.json)
+fb_bad_input(long_value_excerpt 2 "got 'x{60}\\.\\.\\.'$" ${V} --scenario ${BAD}/long_value.json)
+fb_bad_input(scenario_is_directory 2 "bad_inputs: cannot open scenario file \\(it is a directory\\)" ${V} --scenario ${BAD})
+fb_bad_input(scenario_dev_zero 2 "/dev/zero: scenario file is larger than the 16777216-byte limit" ${V} --scenario /dev/zero)
+fb_bad_input(size_limit_env 2 "ci-quick.json: scenario file is [0-9]+ bytes, past the 100-byte limit"
+  env FUSEBENCH_MAX_INPUT_BYTES=100 ${V} --scenario ci-quick)
+fb_bad_input(size_limit_env_junk 2 "FUSEBENCH_MAX_INPUT_BYTES=lots: not a positive number of bytes"
+  env FUSEBENCH_MAX_INPUT_BYTES=lots ${V} --scenario ci-quick)
+
+# Generated inputs, too large to commit (make_big_inputs.py); each must answer within seconds.
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_FOUND)
+  add_test(NAME bad_input.generate COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/make_big_inputs.py ${GEN})
+  set_tests_properties(bad_input.generate PROPERTIES LABELS "cli;bad_input" FIXTURES_SETUP big_inputs)
+  function(fb_big_input name code regex file)
+    fb_bad_input(${name} ${code} "${regex}" ${V} --scenario ${GEN}/${file} ${ARGN})
+    set_tests_properties(bad_input.${name} PROPERTIES FIXTURES_REQUIRED big_inputs TIMEOUT 30)
+  endfunction()
+  fb_big_input(deep_model_1e6 2 "model.a.a.a.*: nested deeper than 64 levels" deep_model_1e6.json)
+  fb_big_input(deep_model_1e4 2 "nested deeper than 64 levels" deep_model_1e4.json)
+  fb_big_input(deep_axis_1e5 2 "cases.fp8_quant/per_token.M: nested deeper than 64 levels" deep_axis_1e5.json)
+  fb_big_input(many_keys_model 2 "more than 10000 values in model and workloads" many_keys_model.json)
+  fb_big_input(many_keys_sweep 2 "cases.fp8_quant/per_token\\[0\\].k0: unknown axis" many_keys_sweep.json)
+  fb_big_input(sweep_2m 2 "2000000 values, more than the 100000 points" sweep_2m.json)
+  fb_big_input(sweep_product 2 "sweeps more than 100000 points" sweep_product.json)
+  fb_big_input(big_50mb 2 "is 52428[0-9]+ bytes, past the 16777216-byte limit" big_50mb.json)
+  # A 20k-value sweep loads in well under a second (it took 1.5 s when de-duplication was quadratic).
+  add_test(NAME bad_input.sweep_20k_list COMMAND ${EXPECT} 2 "no point matches --kernel"
+    ${V} --scenario ${GEN}/sweep_20k.json --where M=0)
+  set_tests_properties(bad_input.sweep_20k_list PROPERTIES LABELS "cli;bad_input" FIXTURES_REQUIRED big_inputs TIMEOUT 10)
+endif()
+
+# ---- arguments (items 5, 8)
+set(ONE --scenario ci-quick --kernel fp8_quant/per_token --where M=1,K=128,fp8=e4m3fn,scale_format=f32,dist=normal)
+fb_bad_input(seed_negative 2 "--seed: a seed is a whole number" ${V} ${ONE} --seed -1)
+fb_bad_input(seed_empty 2 "--seed" ${V} ${ONE} --seed "")
+fb_bad_input(seed_past_2_64 2 "--seed: a seed is a whole number" ${V} ${ONE} --seed 18446744073709551616)
+fb_bad_input(seed_junk 2 "--seed: a seed is a whole number" ${V} ${ONE} --seed 12abc)
+fb_bad_input(seed_max_ok 0 "1 cases: 1 pass" ${V} ${ONE} --seed 18446744073709551615)
+fb_bad_input(where_axis_twice 2 "--where: axis M is given twice" ${V} --scenario ci-quick --where M=1,M=5)
+fb_bad_input(where_option_twice 2 "--where: At Most 1" ${V} --scenario ci-quick --where M=1 --where K=128)
+set(B ${FB} bench --backend cpu ${ONE})
+fb_bad_input(bench_min_samples_zero 2 "--min-samples: must be in \\[1, 1000000\\]" ${B} --min-samples 0)
+fb_bad_input(bench_min_over_max 2 "--max-samples: must be in \\[--min-samples, 1000000\\]" ${B} --min-samples 50 --max-samples 10)
+fb_bad_input(bench_noise_nan 2 "--noise-target: must be a number in \\(0, 10\\]" ${B} --noise-target nan)
+fb_bad_input(bench_noise_zero 2 "--noise-target" ${B} --noise-target 0)
+fb_bad_input(bench_time_cap_negative 2 "--time-cap-ms: must be a number in \\(0, 3600000\\]" ${B} --time-cap-ms -1)
+fb_bad_input(bench_warmup_count_negative 2 "--warmup-count: must be in \\[0, 1000000\\]" ${B} --warmup-count -1)
+fb_bad_input(bench_warmup_ms_inf 2 "--warmup-ms" ${B} --warmup-ms inf)
+
+# ---- compare's report reader (item 4: the lead's validation, schema 2.0; reports derived from
+# tests/reports/golden/base.json with one field broken each)
+set(R ${BAD}/reports)
+set(GOLD ${PROJECT_SOURCE_DIR}/tests/reports/golden/base.json)
+fb_bad_input(report_empty_time 2 "empty_time.json: \\$.cases\\[0\\].timings\\[0\\].time.median_us: missing"
+  ${FB} compare ${R}/empty_time.json ${GOLD})
+fb_bad_input(report_no_build 2 "no_build.json: \\$.run.build: missing" ${FB} compare ${GOLD} ${R}/no_build.json)
+fb_bad_input(report_timing_without_role 2 "timing_without_role.json: \\$.cases\\[0\\].timings\\[0\\].variant: missing"
+  ${FB} compare ${R}/timing_without_role.json ${GOLD})
+fb_bad_input(report_schema_1 2 "schema_1.json: \\$.schema_version: report schema 1.0" ${FB} compare ${R}/schema_1.json ${GOLD})
+fb_bad_input(report_deep 2 "deep.json: " ${FB} compare ${R}/deep.json ${GOLD})
+fb_bad_input(report_is_directory 2 "reports" ${FB} compare ${R} ${GOLD})
+
+# ---- paths, pipes and special files (items 1, 5, 6, 9, 10): tests/cli/path_checks.sh
+foreach(check dev_null fifo fifo_without_reader_keeps_fail_code symlink_followed dangling_symlink directory_up_front
+        same_path_twice report_over_scenario compare_over_input stdout_dash sigpipe non_utf8_argument
+        repro_quoted_absolute junit_control_characters list_scenarios_json)
+  add_test(NAME bad_input.path.${check}
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/path_checks.sh ${FB} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/paths ${check})
+  set_tests_properties(bad_input.path.${check} PROPERTIES LABELS "cli;bad_input" TIMEOUT 120)
+endforeach()
