@@ -224,7 +224,7 @@ KernelCase make_case(GemmKind kind, std::int64_t k_for_bound) {
   c.summary = kind == GemmKind::small_m
                   ? "small-M (1..16 rows) per-token x per-channel fp8 GEMM, weight streaming, canonical order"
                   : "per-token x per-channel fp8 GEMM, C = bf16((acc * b_scale) * a_scale)";
-  c.spec = "kernels/fp8_gemm/README.md";
+  c.spec = "docs/numeric-contract.md#fp8-gemms (orders and bounds: kernels/fp8_gemm/README.md)";
   if (kind == GemmKind::ptpc) {
     c.variants = {canonical_variant("plain", "CUDA cores, one thread per output, canonical order"),
                   wgmma_variant(k_for_bound), vendor_variant()};

@@ -229,7 +229,7 @@ KernelCase make_gemm_case() {
   c.family = "fp8_gemm_blockscale";
   c.fusion = "F7";
   c.summary = "block-scale fp8 GEMM (1x128 x 128x128 scales), deterministic split-K into a zeroed fp32 buffer";
-  c.spec = "kernels/fp8_gemm_blockscale/README.md";
+  c.spec = "docs/numeric-contract.md#fp8-gemms (orders and bounds: kernels/fp8_gemm_blockscale/README.md)";
   VariantSpec plain;
   plain.name = "plain";
   plain.summary = "memset, then the CUDA-core kernel (canonical order, per-tile turnstile)";
@@ -420,7 +420,7 @@ KernelCase make_fp8_blockscale_f7_case(bool producer_zeroes) {
   c.family = "fp8_gemm_blockscale";
   c.fusion = "F7";
   c.summary = "RMSNorm -> fp8 1x128 whose kernel also zeroes the split-K GEMM's fp32 buffer, so the GEMM skips its memset";
-  c.spec = "kernels/fp8_gemm_blockscale/README.md";
+  c.spec = "docs/numeric-contract.md#fp8-gemms (orders and bounds: kernels/fp8_gemm_blockscale/README.md)";
   VariantSpec memset;
   memset.name = "memset";
   memset.summary = "RMSNorm -> fp8 1x128, memset of acc, split-K block-scale GEMM";
