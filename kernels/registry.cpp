@@ -9,6 +9,8 @@ void register_moe_gemm(Registry& registry);
 void register_moe_sort_mxfp4(Registry& registry);
 void register_rmsnorm_fp8(Registry& registry);
 void register_swiglu_fp8(Registry& registry);
+void register_fp8_gemm(Registry& registry);
+void register_fp8_gemm_blockscale(Registry& registry);
 
 void register_all_families(Registry& registry) {
   register_fp8_quant(registry);
@@ -16,6 +18,8 @@ void register_all_families(Registry& registry) {
   register_rmsnorm_fp8(registry);
   register_swiglu_fp8(registry);
   register_moe_gemm(registry);
+  register_fp8_gemm(registry);
+  register_fp8_gemm_blockscale(registry);
 }
 
 }  // namespace fb

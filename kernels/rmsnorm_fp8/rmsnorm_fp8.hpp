@@ -24,6 +24,10 @@ struct RmsnormFp8Params {
   Fp8Flavour flavour = Fp8Flavour::e4m3fn;
   ScaleLayout layout = ScaleLayout::row_major;
   ScaleFormat scale_format = ScaleFormat::f32;
+  // Side job of the fused producer (F7): zero `zero_bytes` bytes at Buffers::zero (a multiple of 16,
+  // 16-byte aligned), e.g. the fp32 split-K buffer of the GEMM that consumes q. 0: off, and the
+  // kernels behave exactly as without it.
+  std::int64_t zero_bytes = 0;
 
   // The quant step of the chain: the same options on out [M][H].
   Fp8QuantParams quant() const { return {rows, hidden, granularity, flavour, layout, scale_format}; }
@@ -37,6 +41,7 @@ struct RmsnormFp8Buffers {
   std::uint16_t* out = nullptr;             // bf16 [M][H]: an output, or the chain's workspace
   std::uint8_t* q = nullptr;                // fp8 [M][H]
   void* scales = nullptr;                   // f32 or e8m0, [M][G] or [G][M]
+  void* zero = nullptr;                     // Params::zero_bytes bytes the fused producer zeroes
 };
 
 // CPU emulation (same arithmetic and order as the kernels).

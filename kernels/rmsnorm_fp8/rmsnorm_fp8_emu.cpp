@@ -2,6 +2,7 @@
 // fused producer, and the chain (norm, then the fp8 quant emulation of kernels/fp8_quant). Same
 // arithmetic as the kernels (rmsnorm_fp8_math.hpp, fp8_quant_math.hpp) and the same canonical sum
 // order (canonical_sum.hpp host twin). Rows are independent and run in parallel.
+#include <cstring>
 #include <vector>
 
 #include "kernels/common/canonical_sum.hpp"
@@ -58,7 +59,10 @@ void rmsnorm_emu(const RmsnormFp8Params& p, const RmsnormFp8Buffers& b) {
   }
 }
 
-void rmsnorm_fp8_fused_emu(const RmsnormFp8Params& p, const RmsnormFp8Buffers& b) { fused(p, b); }
+void rmsnorm_fp8_fused_emu(const RmsnormFp8Params& p, const RmsnormFp8Buffers& b) {
+  fused(p, b);
+  if (p.zero_bytes > 0) std::memset(b.zero, 0, static_cast<std::size_t>(p.zero_bytes));  // the side job
+}
 
 void rmsnorm_fp8_chain_emu(const RmsnormFp8Params& p, const RmsnormFp8Buffers& b) {
   rmsnorm_emu(p, b);

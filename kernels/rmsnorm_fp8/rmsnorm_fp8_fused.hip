@@ -13,6 +13,7 @@
 //             per group in one epilogue (quantize_group_chunks), the rest group by group.
 #include <type_traits>
 
+#include "core/errors.hpp"
 #include "kernels/common/block_reduce.hpp"
 #include "kernels/common/gpu_check.hpp"
 #include "kernels/fp8_quant/fp8_quant_device.hpp"
@@ -21,9 +22,22 @@
 namespace fb {
 namespace {
 
+// The optional side job (RmsnormFp8Params::zero_bytes): every block zeroes a grid-strided share of
+// 16-byte vectors after its own row. No vectors (the default): the loop never runs.
+struct ZeroJob {
+  uint4* dst = nullptr;
+  std::int64_t vectors = 0;
+};
+
+__device__ inline void run_zero_job(const ZeroJob& z) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kRmsnormThreads;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kRmsnormThreads + threadIdx.x; i < z.vectors; i += stride)
+    z.dst[i] = make_uint4(0, 0, 0, 0);
+}
+
 template <class Format, bool kVector, bool kResidual, int kCached>
 __global__ __launch_bounds__(kRmsnormThreads, kRmsnormMinBlocks<kResidual>) void rmsnorm_fp8_token_kernel(RmsnormArgs a,
-                                                                                               Fp8Outputs d) {
+                                                                                               Fp8Outputs d, ZeroJob z) {
   __shared__ float sum_scratch[kCanonicalScratch];
   __shared__ std::uint32_t max_scratch[kRmsnormThreads / 32];
   const std::int64_t row = blockIdx.x;
@@ -80,12 +94,13 @@ __global__ __launch_bounds__(kRmsnormThreads, kRmsnormMinBlocks<kResidual>) void
   else
     pass_c(std::false_type{});
   if (t == 0) fp8_store_scale(d.scales, row, scale, d.format);
+  run_zero_job(z);
 }
 
 // hidden is a multiple of 128: every chunk is a full vector (kVector is always true here).
 template <class Format, bool kVector, bool kResidual, int kCached>
 __global__ __launch_bounds__(kRmsnormThreads, kRmsnormMinBlocks<kResidual>) void rmsnorm_fp8_group_kernel(RmsnormArgs a,
-                                                                                               Fp8Outputs d) {
+                                                                                               Fp8Outputs d, ZeroJob z) {
   __shared__ float sum_scratch[kCanonicalScratch];
   const std::int64_t row = blockIdx.x;
   const std::int64_t n = a.hidden;
@@ -133,6 +148,7 @@ __global__ __launch_bounds__(kRmsnormThreads, kRmsnormMinBlocks<kResidual>) void
     }
     quantize_group_chunk<Format>(d, row, c, n, in, y);
   }
+  run_zero_job(z);
 }
 
 }  // namespace
@@ -142,6 +158,8 @@ void rmsnorm_fp8_fused_launch(const RmsnormFp8Params& p, const RmsnormFp8Buffers
   const RmsnormArgs a = rmsnorm_args(p, b, p.write_out ? b.out : nullptr);
   const Fp8Outputs d{b.q, b.scales, p.rows, p.scale_format, p.layout};
   const auto blocks = static_cast<unsigned>(p.rows);
+  if (p.zero_bytes % 16 != 0) throw InputError("rmsnorm_fp8: zero_bytes must be a multiple of 16");
+  const ZeroJob z{static_cast<uint4*>(b.zero), p.zero_bytes / 16};
   with_fp8_format(p.flavour, [&](auto format) {
     using Format = decltype(format);
     with_rmsnorm_variant(p, [&](auto vector, auto residual, auto cached) {
@@ -149,9 +167,9 @@ void rmsnorm_fp8_fused_launch(const RmsnormFp8Params& p, const RmsnormFp8Buffers
       constexpr bool kResidual = decltype(residual)::value;
       constexpr int kCached = decltype(cached)::value;
       if (p.granularity == Fp8Granularity::per_token) {
-        rmsnorm_fp8_token_kernel<Format, kVector, kResidual, kCached><<<blocks, kRmsnormThreads, 0, s>>>(a, d);
+        rmsnorm_fp8_token_kernel<Format, kVector, kResidual, kCached><<<blocks, kRmsnormThreads, 0, s>>>(a, d, z);
       } else if constexpr (kVector) {  // per 1x128: hidden is a multiple of 128
-        rmsnorm_fp8_group_kernel<Format, kVector, kResidual, kCached><<<blocks, kRmsnormThreads, 0, s>>>(a, d);
+        rmsnorm_fp8_group_kernel<Format, kVector, kResidual, kCached><<<blocks, kRmsnormThreads, 0, s>>>(a, d, z);
       }
     });
   });

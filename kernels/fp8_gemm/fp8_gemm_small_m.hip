@@ -1,0 +1,29 @@
+// F8: the small-M (1 to 16 rows) weight-streaming kernel, one launch of the block-level body in
+// fp8_gemm_small_m_device.hpp: each block streams kFp8GemmSmallMColumns weight rows once.
+#include "core/errors.hpp"
+#include "kernels/common/gpu_check.hpp"
+#include "kernels/fp8_gemm/fp8_gemm_small_m_device.hpp"
+
+namespace fb {
+namespace {
+
+template <class Format>
+__global__ __launch_bounds__(kFp8GemmSmallMThreads) void fp8_gemm_small_m_kernel(Fp8GemmParams p, Fp8GemmBuffers b) {
+  fp8_gemm_small_m_block<Format>(p, b, static_cast<std::int64_t>(blockIdx.x) * kFp8GemmSmallMColumns);
+}
+
+}  // namespace
+
+void fp8_gemm_small_m_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void* stream) {
+  if (p.rows > kFp8GemmSmallMMaxRows) throw InputError("the small-M fp8 GEMM takes at most 16 rows");
+  if (p.rows == 0 || p.cols == 0) return;
+  const unsigned blocks = static_cast<unsigned>((p.cols + kFp8GemmSmallMColumns - 1) / kFp8GemmSmallMColumns);
+  auto s = static_cast<hipStream_t>(stream);
+  if (p.flavour == Fp8Flavour::e4m3fn)
+    fp8_gemm_small_m_kernel<Fp8E4m3fnFormat><<<blocks, kFp8GemmSmallMThreads, 0, s>>>(p, b);
+  else
+    fp8_gemm_small_m_kernel<Fp8E4m3fnuzFormat><<<blocks, kFp8GemmSmallMThreads, 0, s>>>(p, b);
+  gpu_check_launch("fp8_gemm_small_m_kernel");
+}
+
+}  // namespace fb

@@ -1,0 +1,81 @@
+// The block-scale fp8 GEMM on the matrix units (wgmma, sm_90a), split-K: a block (one warpgroup)
+// computes a 64 x 128 tile's slice. For each 128-K block of its slice in order it stages the A and
+// B tiles in shared memory, lets the matrix unit form the block's partial (4 k32 steps from zero),
+// and promotes it on the CUDA cores: part = part + fl(fl(partial * a_s) * b_s), the 1x128 scale
+// of the register's row and the tile's one 128x128 scale. Then the tile's turnstile adds the slice
+// into acc in slice order. Deterministic (fixed instruction sequence, ordered slices); against the
+// blocked emulation within the bound of kernels/fp8_gemm/fp8_gemm_bounds.hpp.
+#include <string>
+
+#include "core/errors.hpp"
+#include "kernels/common/gpu_check.hpp"
+#include "kernels/fp8_gemm/fp8_gemm_wgmma_device.hpp"
+#include "kernels/fp8_gemm/fp8_gemm_wgmma_probe.hpp"
+#include "kernels/fp8_gemm_blockscale/fp8_blockscale.hpp"
+#include "kernels/fp8_gemm_blockscale/fp8_blockscale_epoch.hpp"
+#include "kernels/fp8_gemm_blockscale/fp8_blockscale_turnstile.hpp"
+
+namespace fb {
+namespace {
+
+__global__ __launch_bounds__(kWgmmaThreads) void fp8_blockscale_wgmma_kernel(Fp8BlockscaleParams p,
+                                                                             Fp8BlockscaleBuffers b,
+                                                                             std::uint32_t epoch) {
+#if FB_WGMMA_AVAILABLE
+  __shared__ __align__(128) std::uint8_t tile_a[kWgmmaTileM * kWgmmaTileK];
+  __shared__ __align__(128) std::uint8_t tile_b[kWgmmaTileN * kWgmmaTileK];
+  const std::int64_t nb = blockIdx.x, s = blockIdx.z;
+  const std::int64_t m0 = static_cast<std::int64_t>(blockIdx.y) * kWgmmaTileM, n0 = nb * kWgmmaTileN;
+  const std::int64_t kb_count = p.k_blocks();
+  // This thread's two rows (fragment rows r and r + 8); rows past M read scale 0.
+  const std::int64_t row_lo = m0 + wgmma_acc_row(0), row_hi = m0 + wgmma_acc_row(2);
+  float part[kWgmmaAccRegs], block[kWgmmaAccRegs];
+#pragma unroll
+  for (int j = 0; j < kWgmmaAccRegs; ++j) part[j] = 0.0f;
+  for (std::int64_t kb = p.slice_begin(s); kb < p.slice_begin(s + 1); ++kb) {
+    const std::int64_t k0 = kb * kWgmmaTileK;
+    wgmma_stage_tile<kWgmmaTileM>(tile_a, b.a, p.rows, p.depth, m0, k0);
+    wgmma_stage_tile<kWgmmaTileN>(tile_b, b.b, p.cols, p.depth, n0, k0);
+    const float as_lo = row_lo < p.rows ? b.a_scale[row_lo * kb_count + kb] : 0.0f;
+    const float as_hi = row_hi < p.rows ? b.a_scale[row_hi * kb_count + kb] : 0.0f;
+    const float bs = b.b_scale[nb * kb_count + kb];
+    wgmma_block_product(block, tile_a, tile_b);
+#pragma unroll
+    for (int j = 0; j < kWgmmaAccRegs; ++j)
+      part[j] = blockscale_promote(part[j], block[j], (j / 2) % 2 ? as_hi : as_lo, bs);
+  }
+  std::uint32_t* ticket = b.tickets + static_cast<std::int64_t>(blockIdx.y) * p.n_blocks() + nb;
+  turnstile_wait(ticket, epoch, s);
+  const bool last = s == p.slices - 1;
+#pragma unroll
+  for (int j = 0; j < kWgmmaAccRegs; ++j) {
+    const std::int64_t m = m0 + wgmma_acc_row(j), n = n0 + wgmma_acc_col(j);
+    if (m < p.rows) turnstile_add(b.acc, b.c, m * p.cols + n, part[j], last);
+  }
+  turnstile_pass(ticket, epoch, s);
+#else
+  (void)p;
+  (void)b;
+  (void)epoch;
+#endif
+}
+
+}  // namespace
+
+std::string fp8_blockscale_wgmma_unavailable(const Fp8BlockscaleParams& p) {
+  if (p.flavour != Fp8Flavour::e4m3fn) return "wgmma takes OCP e4m3 only";
+  return wgmma_device_unavailable();
+}
+
+void fp8_blockscale_wgmma_launch(const Fp8BlockscaleParams& p, const Fp8BlockscaleBuffers& b, void* stream) {
+  if (const std::string why = fp8_blockscale_wgmma_unavailable(p); !why.empty())
+    throw DeviceError("fp8_blockscale_wgmma: " + why);
+  if (p.rows == 0) return;
+  const dim3 grid(static_cast<unsigned>(p.n_blocks()), static_cast<unsigned>((p.rows + kWgmmaTileM - 1) / kWgmmaTileM),
+                  static_cast<unsigned>(p.slices));
+  fp8_blockscale_wgmma_kernel<<<grid, kWgmmaThreads, 0, static_cast<hipStream_t>(stream)>>>(p, b,
+                                                                                          next_blockscale_epoch());
+  gpu_check_launch("fp8_blockscale_wgmma_kernel");
+}
+
+}  // namespace fb

@@ -1,0 +1,240 @@
+// Per-token x per-channel fp8 GEMM (general and F8): the emulations follow their written orders and
+// sit within the derived fp64 budgets on odd shapes, both fp8 flavours and the edge rows; a NaN
+// input is reported; the subset emulation writes only its rows. On a GPU: plain and small-M equal
+// the canonical emulation bitwise, wgmma stays within its budget and bound of the blocked
+// emulation at odd shapes and repeats bitwise.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "core/device.hpp"
+#include "core/errors.hpp"
+#include "core/inputs.hpp"
+#include "kernels/fp8_gemm/fp8_gemm.hpp"
+#include "kernels/fp8_gemm/fp8_gemm_bounds.hpp"
+#include "kernels/fp8_gemm/fp8_gemm_inputs.hpp"
+#include "kernels/fp8_gemm/fp8_gemm_math.hpp"
+#include "reference/codecs/bf16.hpp"
+#include "reference/fp8_gemm_ref.hpp"
+#include "reference/metrics/error_stats.hpp"
+#include "support/skip_without_gpu.hpp"
+
+namespace fb {
+namespace {
+
+struct Problem {
+  Fp8GemmParams p;
+  std::vector<std::uint8_t> a, b;
+  std::vector<float> as, bs;
+  Problem(std::int64_t m, std::int64_t n, std::int64_t k, Fp8Flavour f = Fp8Flavour::e4m3fn,
+          Distribution d = Distribution::normal, std::uint64_t seed = 7)
+      : p{m, n, k, f}, a(m * k), b(n * k), as(m), bs(n) {
+    fill_fp8_operand(a.data(), m, k, d, f, seed, 0);
+    fill_fp8_operand(b.data(), n, k, d == Distribution::nan ? Distribution::normal : d, f, seed, 2);
+    fill_fp8_scales(as.data(), m, seed, 1);
+    fill_fp8_scales(bs.data(), n, seed, 3);
+    if (d == Distribution::nan) a[(m / 2) * k + k / 3] = fp8_nan_code(f);
+  }
+  std::vector<std::uint16_t> run(void (*emu)(const Fp8GemmParams&, const Fp8GemmBuffers&,
+                                             const std::vector<std::int64_t>&),
+                                 const std::vector<std::int64_t>& rows = {}) const {
+    std::vector<std::uint16_t> c(p.rows * p.cols, 0xFFFF);
+    emu(p, {a.data(), as.data(), b.data(), bs.data(), c.data()}, rows);
+    return c;
+  }
+  Fp64Check fp64(const std::vector<std::uint16_t>& c, double beta, const std::vector<std::int64_t>& rows = {}) const {
+    Fp8GemmRefProblem r{p.rows, p.cols, p.depth, p.flavour, a.data(), b.data(), p.depth, as.data(), 1, 0, bs.data(), 1, 1};
+    return fp8_gemm_check_fp64(r, c.data(), rows, beta, "test").front();
+  }
+};
+
+void expect_within(const Fp64Check& c, const std::string& what) {
+  EXPECT_EQ(c.stats.nan, 0) << what;
+  EXPECT_EQ(c.stats.inf, 0) << what;
+  EXPECT_LE(c.stats.abs_max, c.bound.limit) << what << ": " << c.bound.reason;
+}
+
+// The order as README words it, written again as plainly as possible: term k goes to partial
+// (k / 16) % 16, partials added in increasing k, then the halving tree.
+std::vector<std::uint16_t> written_order(const Problem& q) {
+  std::vector<std::uint16_t> c(q.p.rows * q.p.cols);
+  auto dec = [&](std::uint8_t v) {
+    return q.p.flavour == Fp8Flavour::e4m3fn ? fp8_e4m3fn_to_float(v) : fp8_e4m3fnuz_to_float(v);
+  };
+  for (std::int64_t m = 0; m < q.p.rows; ++m)
+    for (std::int64_t n = 0; n < q.p.cols; ++n) {
+      float part[16] = {};
+      for (std::int64_t k = 0; k < q.p.depth; ++k) {
+        const float prod = dec(q.a[m * q.p.depth + k]) * dec(q.b[n * q.p.depth + k]);
+        part[(k / 16) % 16] += prod;
+      }
+      for (int h = 8; h > 0; h /= 2)
+        for (int j = 0; j < h; ++j) part[j] += part[j + h];
+      const float y = part[0] * q.bs[n];
+      c[m * q.p.cols + n] = bf16_from_float(y * q.as[m]);
+    }
+  return c;
+}
+
+TEST(Fp8Gemm, CanonicalEmulationIsTheWrittenOrder) {
+  for (std::int64_t k : {16, 128, 272, 6144}) {
+    const Problem q(5, 33, k, Fp8Flavour::e4m3fn, Distribution::normal, static_cast<std::uint64_t>(k));
+    EXPECT_EQ(q.run(fp8_gemm_canonical_emu), written_order(q)) << "K=" << k;
+  }
+}
+
+TEST(Fp8Gemm, EmulationsWithinTheirFp64BudgetsOnOddShapesFlavoursAndDistributions) {
+  for (std::int64_t m : {1, 5, 17}) {
+    for (std::int64_t k : {128, 384, 6144}) {
+      if (m > 5 && k > 384) continue;  // keep the test fast: K = 6144 on the small M only
+      for (auto f : {Fp8Flavour::e4m3fn, Fp8Flavour::e4m3fnuz}) {
+        for (auto d : {Distribution::normal, Distribution::outliers, Distribution::edge}) {
+          const Problem q(m, 136, k, f, d, static_cast<std::uint64_t>(m * 31 + k));
+          const std::string what = "M=" + std::to_string(m) + " K=" + std::to_string(k) + " " + distribution_name(d);
+          expect_within(q.fp64(q.run(fp8_gemm_canonical_emu), canonical_beta(k)), "canonical " + what);
+          expect_within(q.fp64(q.run(fp8_gemm_blocked_emu), blocked_beta(k)), "blocked " + what);
+        }
+      }
+    }
+  }
+}
+
+TEST(Fp8Gemm, CanonicalBudgetIsTightEnoughToCatchAOneUlpSlip) {
+  // The budget must not be so wide that a wrong answer passes: move one output by a few bf16 ulps
+  // of a large value and the check must fail.
+  const Problem q(3, 64, 384);
+  std::vector<std::uint16_t> c = q.run(fp8_gemm_canonical_emu);
+  c[70] = static_cast<std::uint16_t>(c[70] + 4);
+  EXPECT_GT(q.fp64(c, canonical_beta(384)).stats.abs_max, 1.0);
+}
+
+TEST(Fp8Gemm, SaturatedRowTimesSaturatedChannelIsExact) {
+  const Problem q(4, 8, 256, Fp8Flavour::e4m3fn, Distribution::edge);
+  const std::vector<std::uint16_t> c = q.run(fp8_gemm_canonical_emu);
+  // Row 0 and channel 0 are all +448: acc = 256 * 448^2 exactly.
+  const float acc = 256.0f * 448.0f * 448.0f;
+  EXPECT_EQ(c[0], fp8_gemm_epilogue(acc, q.bs[0], q.as[0]));
+  // Row 1 is all zero.
+  for (std::int64_t n = 0; n < 8; ++n) EXPECT_EQ(c[8 + n], 0x0000);
+}
+
+TEST(Fp8Gemm, NanInputIsReportedNeverPasses) {
+  const Problem q(5, 32, 128, Fp8Flavour::e4m3fn, Distribution::nan);
+  const Fp64Check c = q.fp64(q.run(fp8_gemm_canonical_emu), canonical_beta(128));
+  EXPECT_GT(c.stats.nan, 0);
+}
+
+TEST(Fp8Gemm, SubsetEmulationWritesOnlyItsRowsAndMatchesTheFullRun) {
+  const Problem q(9, 40, 256);
+  const std::vector<std::uint16_t> full = q.run(fp8_gemm_canonical_emu);
+  const std::vector<std::int64_t> rows{2, 7};
+  const std::vector<std::uint16_t> part = q.run(fp8_gemm_canonical_emu, rows);
+  for (std::int64_t m = 0; m < 9; ++m)
+    for (std::int64_t n = 0; n < 40; ++n) {
+      const bool in = m == 2 || m == 7;
+      EXPECT_EQ(part[m * 40 + n], in ? full[m * 40 + n] : 0xFFFF);
+    }
+  expect_within(q.fp64(part, canonical_beta(256), rows), "subset");
+}
+
+// ---- GPU: the launchers against the emulations (only a GPU build has the launchers).
+#if FUSEBENCH_HAS_GPU
+
+struct DeviceProblem {
+  std::vector<void*> ptrs;
+  Fp8GemmBuffers b;
+  explicit DeviceProblem(const Problem& q) {
+    auto up = [&](const void* src, std::size_t bytes) {
+      void* d = gpu::allocate(bytes);
+      gpu::copy_to_device(d, src, bytes);
+      ptrs.push_back(d);
+      return d;
+    };
+    b.a = static_cast<const std::uint8_t*>(up(q.a.data(), q.a.size()));
+    b.a_scale = static_cast<const float*>(up(q.as.data(), q.as.size() * 4));
+    b.b = static_cast<const std::uint8_t*>(up(q.b.data(), q.b.size()));
+    b.b_scale = static_cast<const float*>(up(q.bs.data(), q.bs.size() * 4));
+    void* c = gpu::allocate(q.p.rows * q.p.cols * 2);
+    ptrs.push_back(c);
+    b.c = static_cast<std::uint16_t*>(c);
+  }
+  ~DeviceProblem() {
+    for (void* p : ptrs) gpu::release(p);
+  }
+  std::vector<std::uint16_t> run(const Problem& q, void (*launch)(const Fp8GemmParams&, const Fp8GemmBuffers&, void*),
+                                 std::uint8_t poison) {
+    gpu::fill_bytes(b.c, poison, q.p.rows * q.p.cols * 2, nullptr);
+    launch(q.p, b, nullptr);
+    gpu::synchronize(nullptr);
+    std::vector<std::uint16_t> c(q.p.rows * q.p.cols);
+    gpu::copy_to_host(c.data(), b.c, c.size() * 2);
+    return c;
+  }
+};
+
+TEST(Fp8GemmGpu, PlainAndSmallMEqualTheCanonicalEmulationBitwise) {
+  FB_SKIP_WITHOUT_GPU();
+  for (auto f : {Fp8Flavour::e4m3fn, Fp8Flavour::e4m3fnuz})
+    for (std::int64_t m : {1, 3, 8, 16})
+      for (std::int64_t n : {136, 1536})
+        for (std::int64_t k : {128, 6144}) {
+          const Problem q(m, n, k, f, Distribution::edge, static_cast<std::uint64_t>(m + n + k));
+          DeviceProblem d(q);
+          const std::vector<std::uint16_t> want = q.run(fp8_gemm_canonical_emu);
+          EXPECT_EQ(d.run(q, fp8_gemm_plain_launch, 0xFF), want) << "plain M=" << m << " N=" << n << " K=" << k;
+          EXPECT_EQ(d.run(q, fp8_gemm_small_m_launch, 0xFF), want) << "small_m M=" << m << " N=" << n << " K=" << k;
+        }
+  const Problem big(100, 200, 384);
+  DeviceProblem d(big);
+  EXPECT_EQ(d.run(big, fp8_gemm_plain_launch, 0xFF), big.run(fp8_gemm_canonical_emu));
+}
+
+TEST(Fp8GemmGpu, WgmmaWithinItsBoundsOfTheBlockedEmulationAtOddShapesAndRepeatsBitwise) {
+  FB_SKIP_WITHOUT_GPU();
+  if (const std::string why = fp8_gemm_wgmma_unavailable({64, 128, 128, Fp8Flavour::e4m3fn}); !why.empty())
+    GTEST_SKIP() << why;
+  struct Shape {
+    std::int64_t m, n, k;
+  };
+  for (const Shape s : {Shape{1, 128, 128}, Shape{5, 136, 256}, Shape{17, 1536, 6144}, Shape{100, 256, 384},
+                        Shape{200, 768, 6144}, Shape{64, 128, 128}}) {
+    for (auto dist : {Distribution::normal, Distribution::edge}) {
+      const Problem q(s.m, s.n, s.k, Fp8Flavour::e4m3fn, dist, static_cast<std::uint64_t>(s.m * 3 + s.k));
+      DeviceProblem d(q);
+      const std::vector<std::uint16_t> got = d.run(q, fp8_gemm_wgmma_launch, 0xFF);
+      const std::string what = "M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) + " K=" + std::to_string(s.k);
+      expect_within(q.fp64(got, blocked_beta(s.k)), "wgmma vs fp64 " + what);
+      // Against the blocked emulation: relative L2 within the pair bound.
+      const std::vector<std::uint16_t> emu = q.run(fp8_gemm_blocked_emu);
+      double num = 0, den = 0;
+      for (std::size_t i = 0; i < emu.size(); ++i) {
+        const double x = bf16_to_float(got[i]), y = bf16_to_float(emu[i]);
+        num += (x - y) * (x - y);
+        den += y * y;
+      }
+      const double beta = blocked_beta(s.k);
+      EXPECT_LE(den > 0 ? std::sqrt(num / den) : std::sqrt(num), pair_rel_l2(beta, beta, s.k)) << what;
+      EXPECT_EQ(d.run(q, fp8_gemm_wgmma_launch, 0x5A), got) << "repeat " << what;
+    }
+  }
+}
+
+TEST(Fp8GemmGpu, VendorWithinTheMatrixUnitBudgetWhereItRuns) {
+  FB_SKIP_WITHOUT_GPU();
+  for (std::int64_t m : {1, 3, 16, 100, 192}) {
+    const Problem q(m, 1536, 6144, Fp8Flavour::e4m3fn, Distribution::normal, static_cast<std::uint64_t>(m));
+    if (const std::string why = fp8_gemm_vendor_unavailable(q.p); !why.empty()) {
+      std::printf("vendor skipped at M=%lld: %s\n", static_cast<long long>(m), why.c_str());
+      continue;
+    }
+    DeviceProblem d(q);
+    expect_within(q.fp64(d.run(q, fp8_gemm_vendor_launch, 0xFF), blocked_beta(6144)), "vendor M=" + std::to_string(m));
+  }
+}
+#endif  // FUSEBENCH_HAS_GPU
+
+}  // namespace
+}  // namespace fb
