@@ -341,7 +341,7 @@ KernelCase make_case(MoeGemmKind kind) {
   KernelCase c;
   c.family = "moe_gemm";
   c.fusion = "F6";
-  c.spec = "kernels/moe_gemm/README.md: MoE stage 1 / stage 2 and the shared-expert fold (F6)";
+  c.spec = "docs/numeric-contract.md#moe-stage-1-2-and-fold";
   const Claim emu = Claim::bitwise();
   const char* exact_note = "block sums are exact integers on the matrix unit; promotion per 32-K block in K order";
   switch (kind) {
@@ -370,7 +370,7 @@ KernelCase make_case(MoeGemmKind kind) {
                      exact_note}};
       c.pairs = {{"fold", "chain",
                   Claim::within(Bound{"err/rel_l2", 1e-2,
-                                      "semantics F6: one bf16 rounding fewer; fold and chain differ by at most one "
+                                      "the contract's F6 bound (docs/numeric-contract.md#moe-stage-1-2-and-fold): one bf16 rounding fewer; fold and chain differ by at most one "
                                       "bf16 rounding of the routed sum (2^-8 relative) per element"}),
                   {}}};
       break;
