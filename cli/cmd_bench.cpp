@@ -99,6 +99,7 @@ Command setup_bench(CLI::App& app) {
             const Selection selection = select_points(o->common, registry);
             check_report_paths(o->common);
             Session session(o->common.backend);
+            check_memory(selection, session);
             RunMetadata meta = start_metadata("bench", o->common, selection, session, command_line());
             meta.methodology["bench"] = sampling_json(o->sampling, o->mode);
             if (!o->common.quiet && !session.fallback_reason().empty())

@@ -27,6 +27,7 @@ Command setup_verify(CLI::App& app) {
             const Selection selection = select_points(*options, registry);
             check_report_paths(*options);
             Session session(options->backend);
+            check_memory(selection, session);
             RunMetadata meta = start_metadata("verify", *options, selection, session, command_line());
             if (!options->quiet && !session.fallback_reason().empty())
               std::cout << "note: no usable GPU, verifying on the CPU emulation (" << session.fallback_reason() << ")\n";

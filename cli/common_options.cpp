@@ -10,6 +10,8 @@
 #include "cli/output_paths.hpp"
 #include "cli/shell_quote.hpp"
 #include "core/errors.hpp"
+#include "core/host_memory.hpp"
+#include "core/memory_guard.hpp"
 #include "reports/atomic_write.hpp"
 #include "reports/json_report.hpp"
 #include "reports/junit_report.hpp"
@@ -94,6 +96,18 @@ Selection select_points(const CommonOptions& o, const Registry& registry) {
                                  o.where.empty() ? "" : " --where '" + o.where + "'",
                                  s.notes.empty() ? "" : " (" + s.notes.front() + ")"));
   return s;
+}
+
+void check_memory(const Selection& selection, const Session& session) {
+  const std::optional<std::int64_t> host = available_host_memory_bytes();
+  std::optional<std::int64_t> device;
+  if (session.device()) device = session.device()->memory_bytes;
+  for (const ScenarioPoint& sp : selection.points) {
+    const std::unique_ptr<CaseInstance> instance = sp.kernel->make(sp.point);
+    if (!instance->skip_reason(session.backend()).empty()) continue;
+    check_affordable(sp.kernel->name + " " + sp.point.text(), memory_need(*sp.kernel, *instance, session.backend()),
+                     host, device);
+  }
 }
 
 VerifyOptions verify_options(const CommonOptions& o) {

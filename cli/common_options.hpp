@@ -43,6 +43,10 @@ struct Selection {
 Selection select_points(const CommonOptions& options, const Registry& registry);
 
 VerifyOptions verify_options(const CommonOptions& options);
+// The memory guard over every selected point (core/memory_guard.hpp): InputError (exit 2) naming
+// the first point this machine cannot hold, before anything runs. Points the backend skips anyway
+// (a GPU-only shape on the CPU) are left to their skip.
+void check_memory(const Selection& selection, const Session& session);
 std::string repro_line(const std::string& command, const CommonOptions& options, const CaseResult& result);
 RunMetadata start_metadata(const std::string& command, const CommonOptions& options, const Selection& selection,
                            const Session& session, const std::vector<std::string>& argv);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "core/json_input.hpp"
 #include "reports/console_table.hpp"
 
 namespace fb {
@@ -119,16 +120,8 @@ void validate_report(const Json& j, const std::string& path) {
 }  // namespace
 
 Json load_report(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("{}: cannot open report", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  Json j;
-  try {
-    j = Json::parse(text.str());
-  } catch (const Json::parse_error& e) {
-    throw InputError(fmt::format("{}: malformed JSON report: {}", path, e.what()));
-  }
+  // The checked reader: a size limit, a depth limit and duplicate keys refused, one-line errors.
+  const Json j = parse_json_checked(read_input_file(path, "report", input_size_limit(kMaxReportBytes)), path);
   validate_report(j, path);
   return j;
 }
