@@ -120,8 +120,12 @@ struct RouterGateArgs {
 
 // The logits lane l of a row holds (experts l V .. l V + V - 1): read from logits, or summed from
 // the partials in slice order (and then written as logits) when `from_partials`.
+// `kCoherent`: the partials were written by other blocks of this launch (F4's handoff), so they are
+// read past the non-coherent L1 (volatile loads).
+template <bool kCoherent = false>
 __device__ inline void router_row_logits(const RouterGateArgs& a, const float* partials, float* logits, int row,
                                          bool from_partials, float (&l)[8]) {
+  auto load = [](const float* q) { return kCoherent ? *reinterpret_cast<const volatile float*>(q) : *q; };
   const int V = a.experts / 32, lane = static_cast<int>(threadIdx.x % 32);
   const std::int64_t base = static_cast<std::int64_t>(row) * a.experts + lane * V;
   const std::int64_t slice = static_cast<std::int64_t>(a.rows) * a.experts;
@@ -129,8 +133,8 @@ __device__ inline void router_row_logits(const RouterGateArgs& a, const float* p
   for (int i = 0; i < 8; ++i) {
     if (i >= V) continue;
     if (from_partials) {
-      float v = partials[base + i];
-      for (int s = 1; s < a.split_k; ++s) v = v + partials[s * slice + base + i];
+      float v = load(partials + base + i);
+      for (int s = 1; s < a.split_k; ++s) v = v + load(partials + s * slice + base + i);
       l[i] = v;
       logits[base + i] = v;
     } else {
