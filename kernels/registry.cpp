@@ -8,12 +8,14 @@ void register_fp8_quant(Registry& registry);
 void register_moe_sort_mxfp4(Registry& registry);
 void register_rmsnorm_fp8(Registry& registry);
 void register_swiglu_fp8(Registry& registry);
+void register_router(Registry& registry);
 
 void register_all_families(Registry& registry) {
   register_fp8_quant(registry);
   register_moe_sort_mxfp4(registry);
   register_rmsnorm_fp8(registry);
   register_swiglu_fp8(registry);
+  register_router(registry);
 }
 
 }  // namespace fb

@@ -163,4 +163,27 @@ std::vector<Fp64Check> router_check_fp64(const RouterParams& p, const RouterRefT
   return out;
 }
 
+std::vector<Fp64Check> router_check_sort_fp64(const MoeSortRefProblem& p, const std::int32_t* topk_ids,
+                                              const float* topk_weights, const MoeSortMxfp4Outputs& out) {
+  const MoeSortRef ref = moe_sort_ref(p, topk_ids, topk_weights);
+  const std::int64_t valid = ref.num_valid[0];
+  ErrorAccumulator nv, sid, sw, seid, buf;
+  for (int i = 0; i < 2; ++i) nv.add(i, out.num_valid_ids[i], ref.num_valid[i]);
+  for (std::int64_t i = 0; i < valid; ++i) {
+    const auto r = static_cast<std::size_t>(i);
+    sid.add(i, i < out.entries ? static_cast<double>(out.sorted_token_ids[i]) : NAN, ref.sorted_token_ids[r]);
+    sw.add(i, i < out.entries ? static_cast<double>(out.sorted_weights[i]) : NAN, ref.sorted_weights[r]);
+  }
+  for (std::int64_t j = 0; j < valid / p.block; ++j)
+    seid.add(j, j < out.blocks ? static_cast<double>(out.sorted_expert_ids[j]) : NAN,
+             ref.sorted_expert_ids[static_cast<std::size_t>(j)]);
+  for (std::int64_t i = 0; i < p.tokens * p.buf_cols; ++i) buf.add(i, bf16_to_float(out.moe_buf[i]), 0.0);
+  const Bound exact{"err/abs/max", 0.0, "integer positions and copied weights: exact"};
+  return {{"sort/num_valid_ids", nv.finish(), exact},
+          {"sort/sorted_token_ids", sid.finish(), exact},
+          {"sort/sorted_weights", sw.finish(), exact},
+          {"sort/sorted_expert_ids", seid.finish(), exact},
+          {"moe_buf", buf.finish(), {"err/abs/max", 0.0, "the sort zeroes the first T rows of moe_buf"}}};
+}
+
 }  // namespace fb

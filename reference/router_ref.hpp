@@ -24,6 +24,7 @@
 
 #include "kernels/router/router.hpp"
 #include "reference/metrics/bound.hpp"
+#include "reference/moe_sort_mxfp4_ref.hpp"
 
 namespace fb {
 
@@ -50,5 +51,10 @@ double router_logit_gamma(const RouterParams& p);
 // `unit_scale`, else the derived bound's largest value), "weights" (error / bound, limit 1),
 // "ids" (selection errors outside near ties, limit 0).
 std::vector<Fp64Check> router_check_fp64(const RouterParams& p, const RouterRefTensors& t, bool unit_scale);
+
+// F4's sort outputs against the independent sort of reference/moe_sort_mxfp4_ref.hpp (moe_sort_ref)
+// of the kernel's own ids and weights: exact (bound 0); moe_buf all zero. (xq and scales unused.)
+std::vector<Fp64Check> router_check_sort_fp64(const MoeSortRefProblem& p, const std::int32_t* topk_ids,
+                                              const float* topk_weights, const MoeSortMxfp4Outputs& out);
 
 }  // namespace fb
