@@ -15,6 +15,10 @@ namespace fb {
 namespace {
 
 constexpr double kU = 1.0 / 16777216.0;  // 2^-24
+// Absolute slack of a weight: where p falls below fp32's normal range (a saturated sigmoid, a far
+// softmax tail) its relative error is unbounded, but its absolute error stays below 2^-126, and
+// w = (p / sum) rsf carries it times rsf / sum <= 2^6 for rows whose largest chosen p is >= 2^-5.
+constexpr double kTiny = 0x1p-120;
 
 using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
@@ -108,7 +112,7 @@ std::vector<Fp64Check> router_check_fp64(const RouterParams& p, const RouterRefT
       const std::int32_t id = t.topk_ids[m * k + i];
       const double want = ids_ok ? pk[static_cast<std::size_t>(id)] / sum * static_cast<double>(p.routed_scaling) : NAN;
       const double got = t.topk_weights[m * k + i];
-      weights.add(m * k + i, std::isfinite(got) && std::isfinite(want) ? std::abs(got - want) / (rel * std::abs(want))
+      weights.add(m * k + i, std::isfinite(got) && std::isfinite(want) ? std::abs(got - want) / (rel * std::abs(want) + kTiny)
                                                                        : got * want, 0.0);
     }
 
@@ -154,7 +158,7 @@ std::vector<Fp64Check> router_check_fp64(const RouterParams& p, const RouterRefT
                             : Bound{"err/abs/max", worst_bound, "the largest derived per-element bound"}});
   out.push_back({"weights", weights.finish(),
                  Bound{"err/abs/max", 1.0,
-                       "error / (rel * |w|) against fp64 of the kernel's ids and logits; rel = 2 (4u) + (k+1)u "
+                       "error / (rel |w| + 2^-120) against fp64 of the kernel's ids and logits; rel = 2 (4u) + (k+1)u "
                        "(sigmoid) or from exp(l - m)'s argument rounding (softmax)"}});
   out.push_back({"ids", ids.finish(),
                  Bound{"err/abs/max", 0.0,
