@@ -66,6 +66,7 @@ __device__ inline void router_gemv_item(const std::uint16_t* x, const void* w, f
   float acc[kRowTile];
 #pragma unroll
   for (int r = 0; r < kRowTile; ++r) acc[r] = 0.0f;
+#pragma unroll 4  // several chunks' loads in flight per lane (the adds stay in chunk order)
   for (int c = lane; c < chunks; c += 32) {
     const std::int64_t k = k0 + static_cast<std::int64_t>(c) * 8;
     float wv[8];
