@@ -43,17 +43,8 @@ __global__ __launch_bounds__(kRouterThreads) void decode_router_kernel(DecodeArg
   const std::uint32_t gtid = blockIdx.x * kRouterThreads + threadIdx.x, gstride = gridDim.x * kRouterThreads;
   moe_buf_zero_duty<std::uint32_t>(a.moe_buf, a.moe_units, gtid, gstride);
 
-  // 2. The handoff: release fence, one ticket per block; the holder of the last ticket goes on.
-  __shared__ bool last;
-  __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    last = atomicAdd(&decode_router_tickets, 1u) == gridDim.x - 1;
-    if (last) atomicExch(&decode_router_tickets, 0u);  // every ticket of this launch is taken
-  }
-  __syncthreads();
-  if (!last) return;
-  __threadfence();  // acquire: the other blocks' partials are visible from here on
+  // 2. The handoff (router_last_block): only the block holding the last ticket goes on.
+  if (!router_last_block(&decode_router_tickets, gridDim.x)) return;
 
   // 3a. The gate of every row: lane group g takes rows g, g + 8 (all groups run the same rounds).
   __shared__ std::int32_t pair_ids[kMaxPairs];

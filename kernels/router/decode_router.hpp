@@ -1,15 +1,16 @@
 // F4 (`m31_router`): the one-launch decode router for 1 to 16 tokens: router GEMV + gate + MoE sort
 // (the landed sort's outputs: sorted token ids, weights, expert ids, num_valid_ids, zeroed moe_buf).
 //   fused  decode_router_kernel: one launch (below).
-//   chain  router GEMV, reduce, gate (router_chain_launch), then the landed multi-phase sort:
-//          count, scan, scatter with moe_buf zeroing. 6 launches.
+//   chain  router GEMV with its own reduce (T <= 16), gate (router_chain_launch), then the landed
+//          multi-phase sort: count, scan, scatter with moe_buf zeroing. 5 launches.
 // Claim: bitwise on every output (partials, logits, ids, weights; the sort's outputs over the
 // landed sort's compared region).
 //
 // The one launch, G blocks (any G >= 1; the launcher picks one block per GEMV item unless told):
 //   1 every block takes GEMV items blockIdx.x, + G, ... (partials to global memory) and a
 //     grid-strided share of moe_buf's zeroing;
-//   2 grid-wide handoff without waiting: each block, after its writes, fences (release) and takes a
+//   2 grid-wide handoff without waiting (router_last_block): each block, after its writes, fences
+//     (release) and takes a
 //     ticket from a device counter (atomicAdd); the block holding ticket G - 1 is the last to finish
 //     phase 1, so every partial is written, and it alone goes on (acquire fence, then loads that
 //     bypass the non-coherent L1). No block ever waits for another, so the launch is correct for any

@@ -1,7 +1,7 @@
 // router/decode (F4, `m31_router`): the one-launch decode router for 1 to 16 tokens
 // (decode_router.hpp).
 //   fused  one launch: GEMV + gate + MoE sort (moe_buf zeroed by the same launch)
-//   chain  GEMV -> reduce -> gate -> sort (count, scan, scatter + moe_buf zeroing): 6 launches
+//   chain  GEMV (its last block reduces) -> gate -> sort (count, scan, scatter + moe_buf zeroing): 5 launches
 // Claim: bitwise on every output, the sort's outputs over the landed sort's compared region
 // (num_valid_ids; ids and weights below num_valid_ids[0]; expert ids of those blocks; moe_buf).
 // fp64: reference/router_ref.hpp (router, and the sort against moe_sort_ref).
@@ -129,7 +129,7 @@ KernelCase decode_router_case() {
   c.summary = "one-launch decode router (1-16 tokens): GEMV + gate + MoE sort, moe_buf zeroed";
   c.spec = "shared/specs/semantics.md section 3, Router GEMV and gate (F4) and MoE sort";
   c.variants = fused_and_chain("one launch: GEMV items, ticket handoff, gate + sort in the last block",
-                               "GEMV -> reduce -> gate -> sort count -> scan -> scatter (+ moe_buf zero)", 1, 6);
+                               "GEMV (+ its own reduce) -> gate -> sort count -> scan -> scatter (+ moe_buf zero)", 1, 5);
   c.pairs = {PairClaim{"fused", "chain", Claim::bitwise(), {}}};
   c.axes = router_axes("T", kDecodeRouterMaxRows);
   c.axes.push_back(AxisSpec::integer("B", "sort block (the MoE GEMM's M tile)", 32, 1, 128));

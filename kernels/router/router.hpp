@@ -22,6 +22,9 @@ inline constexpr std::int64_t kRouterMaxTopk = 8;
 inline constexpr std::int64_t kRouterLanes = 32;       // virtual lanes of a slice's dot product and of a gate row
 inline constexpr std::int64_t kRouterChunk = 8;        // consecutive k one lane takes at a time
 inline constexpr std::int64_t kRouterMaxExperts = 256;  // a gate row: at most 8 experts per lane
+// Up to this many rows the chain's GEMV sums its own partials into logits (its last block, no
+// waiting); past it a reduce launch does. The same order either way.
+inline constexpr std::int64_t kRouterReduceLaunchRows = 16;
 
 struct RouterParams {
   std::int64_t rows = 0;       // M (tokens)
@@ -60,12 +63,14 @@ void router_gemv_emu(const RouterParams& p, const RouterBuffers& b);          //
 void router_reduce_emu(const RouterParams& p, const RouterBuffers& b);        // partials -> logits
 void router_gate_emu(const RouterParams& p, const RouterBuffers& b);          // logits -> ids, weights
 void router_gate_partials_emu(const RouterParams& p, const RouterBuffers& b);  // partials -> logits, ids, weights
-// The router case's variants: fused = GEMV + gate from partials; chain = GEMV + reduce + gate.
+// The router case's variants: fused = GEMV + gate from partials; chain = GEMV + reduce + gate
+// (at M <= 16 the GEMV's last block does the reduce: same arithmetic).
 void router_fused_emu(const RouterParams& p, const RouterBuffers& b);
 void router_chain_emu(const RouterParams& p, const RouterBuffers& b);
 
 // GPU launchers (kernels/router/*.hip); they throw DeviceError on a launch failure.
-void router_gemv_launch(const RouterParams& p, const RouterBuffers& b, void* stream);
+void router_gemv_launch(const RouterParams& p, const RouterBuffers& b, void* stream);         // partials
+void router_gemv_logits_launch(const RouterParams& p, const RouterBuffers& b, void* stream);  // + logits (M <= 16 use)
 void router_reduce_launch(const RouterParams& p, const RouterBuffers& b, void* stream);
 void router_gate_launch(const RouterParams& p, const RouterBuffers& b, void* stream);
 void router_gate_partials_launch(const RouterParams& p, const RouterBuffers& b, void* stream);

@@ -87,6 +87,26 @@ __device__ inline void router_gemv_item(const std::uint16_t* x, const void* w, f
   }
 }
 
+// The grid handoff that never waits (F4's one launch, and the GEMV's own split-K fixup at M <= 16):
+// after its writes every block fences (release) and thread 0 draws a ticket; the block that draws
+// `blocks - 1` is the last to finish, sees every block's writes after an acquire fence, and resets
+// the counter for the next launch. Returns true in that block only (every thread of it). No block
+// waits for another, so any number of co-resident blocks and any grid size is correct. Reads of
+// other blocks' data after it must bypass the non-coherent L1 (router_row_logits<true>, or
+// volatile loads).
+__device__ inline bool router_last_block(unsigned* tickets, unsigned blocks) {
+  __shared__ bool last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    last = atomicAdd(tickets, 1u) == blocks - 1;
+    if (last) atomicExch(tickets, 0u);  // every ticket of this launch is drawn
+  }
+  __syncthreads();
+  if (last) __threadfence();
+  return last;
+}
+
 // Row tile by M, as a template argument: 1, 2, 4, 8, or 16 (up to 16 rows: F4).
 template <class Fn>
 void with_router_row_tile(std::int64_t rows, Fn&& fn) {

@@ -1,6 +1,7 @@
 // router/gate: the router GEMV with split-K partials and the gate, in two variants:
 //   fused  GEMV (partials) -> fused gate (sums the partials in slice order, writes logits, gates)
-//   chain  GEMV (partials) -> reduce (logits) -> gate from logits
+//   chain  GEMV (partials) -> reduce (logits) -> gate from logits; at M <= 16 the GEMV's last block
+//          does the reduce (no waiting: router_last_block), so 2 launches there
 // Claim: fused = chain bitwise on every output (partials, logits, ids, weights): the two gate entry
 // points agree. fp64 checks: reference/router_ref.hpp.
 #include <fmt/format.h>
@@ -79,7 +80,8 @@ KernelCase router_gate_case() {
   c.fusion = "F3";
   c.summary = "router GEMV (split-K partials) + gate; the fused gate sums the partials itself (no reduce launch)";
   c.spec = "shared/specs/semantics.md section 3, Router GEMV and gate";
-  c.variants = fused_and_chain("GEMV -> gate from partials", "GEMV -> reduce -> gate from logits", 2, 3);
+  c.variants = fused_and_chain("GEMV -> gate from partials",
+                               "GEMV -> reduce (in the GEMV's last block at M <= 16: 2 launches there) -> gate", 2, 3);
   c.pairs = {PairClaim{"fused", "chain", Claim::bitwise(), {}}};
   c.axes = router_axes("M", 1 << 20);
   c.axes.push_back(distribution_axis());

@@ -1,11 +1,13 @@
 // The router's plain kernels and the router case's two variants (semantics section 3, "Router
 // GEMV and gate"; orders in router_math.hpp):
-//   router_gemv_kernel          one block per work item (row tile, slice, 8 experts): partials
+//   router_gemv_kernel          one block per work item (row tile, slice, 8 experts): partials;
+//                               the chain's at M <= 16 also sums them into logits in its last block
+//                               (router_last_block: no waiting), so no reduce launch there
 //   router_reduce_kernel        logits = ((P0 + P1) + P2) + ..., one thread per logit
 //   router_gate_kernel<false>   the gate from logits, one 32-lane group per row
 //   router_gate_kernel<true>    the fused gate: sums the partials in the reduce's order, writes the
 //                               logits and gates them (no reduce launch)
-// fused = GEMV + fused gate (2 launches); chain = GEMV + reduce + gate (3 launches).
+// fused = GEMV + fused gate (2 launches); chain = GEMV + reduce + gate (3 launches; 2 at M <= 16).
 #include "kernels/common/gpu_check.hpp"
 #include "kernels/fp8_quant/fp8_quant_device.hpp"
 #include "kernels/router/router_device.hpp"
@@ -13,10 +15,24 @@
 namespace fb {
 namespace {
 
-template <RouterWeight kW, int kRowTile>
+// The ticket counter of the GEMV's own fixup: zero at module load, reset by each launch's last block.
+__device__ unsigned router_gemv_tickets = 0;
+
+template <RouterWeight kW, int kRowTile, bool kFixup>
 __global__ __launch_bounds__(kRouterThreads) void router_gemv_kernel(const std::uint16_t* x, const void* w,
-                                                                     float* partials, RouterGemvShape sh) {
+                                                                     float* partials, float* logits,
+                                                                     RouterGemvShape sh) {
   router_gemv_item<kW, kRowTile>(x, w, partials, sh, static_cast<int>(blockIdx.x));
+  if constexpr (kFixup) {
+    if (!router_last_block(&router_gemv_tickets, gridDim.x)) return;
+    const std::int64_t slice = static_cast<std::int64_t>(sh.rows) * sh.experts;
+    auto load = [](const float* q) { return *reinterpret_cast<const volatile float*>(q); };
+    for (std::int64_t i = threadIdx.x; i < slice; i += kRouterThreads) {  // the reduce's order
+      float v = load(partials + i);
+      for (int s = 1; s < sh.split_k; ++s) v = v + load(partials + s * slice + i);
+      logits[i] = v;
+    }
+  }
 }
 
 __global__ void router_reduce_kernel(const float* partials, float* logits, std::int64_t slice, int split_k) {
@@ -46,16 +62,33 @@ RouterGateArgs gate_args(const RouterParams& p, const RouterBuffers& b) {
 
 }  // namespace
 
-void router_gemv_launch(const RouterParams& p, const RouterBuffers& b, void* stream) {
+namespace {
+
+void gemv_launch(const RouterParams& p, const RouterBuffers& b, bool fixup, void* stream) {
   with_router_weight(p.weight, [&](auto weight) {
     with_router_row_tile(p.rows, [&](auto tile) {
-      const RouterGemvShape sh = router_gemv_shape(p, decltype(tile)::value);
-      router_gemv_kernel<decltype(weight)::value, decltype(tile)::value>
-          <<<static_cast<unsigned>(sh.items()), kRouterThreads, 0, static_cast<hipStream_t>(stream)>>>(b.x, b.w,
-                                                                                                      b.partials, sh);
+      constexpr RouterWeight kW = decltype(weight)::value;
+      constexpr int kTile = decltype(tile)::value;
+      const RouterGemvShape sh = router_gemv_shape(p, kTile);
+      const auto grid = static_cast<unsigned>(sh.items());
+      auto* s = static_cast<hipStream_t>(stream);
+      if (fixup)
+        router_gemv_kernel<kW, kTile, true><<<grid, kRouterThreads, 0, s>>>(b.x, b.w, b.partials, b.logits, sh);
+      else
+        router_gemv_kernel<kW, kTile, false><<<grid, kRouterThreads, 0, s>>>(b.x, b.w, b.partials, b.logits, sh);
     });
   });
   gpu_check_launch("router_gemv_kernel");
+}
+
+}  // namespace
+
+void router_gemv_launch(const RouterParams& p, const RouterBuffers& b, void* stream) {
+  gemv_launch(p, b, false, stream);
+}
+
+void router_gemv_logits_launch(const RouterParams& p, const RouterBuffers& b, void* stream) {
+  gemv_launch(p, b, true, stream);
 }
 
 void router_reduce_launch(const RouterParams& p, const RouterBuffers& b, void* stream) {
@@ -83,8 +116,12 @@ void router_fused_launch(const RouterParams& p, const RouterBuffers& b, void* st
 }
 
 void router_chain_launch(const RouterParams& p, const RouterBuffers& b, void* stream) {
-  router_gemv_launch(p, b, stream);
-  router_reduce_launch(p, b, stream);
+  if (p.rows <= kRouterReduceLaunchRows) {
+    router_gemv_logits_launch(p, b, stream);
+  } else {
+    router_gemv_launch(p, b, stream);
+    router_reduce_launch(p, b, stream);
+  }
   router_gate_launch(p, b, stream);
 }
 

@@ -4,7 +4,7 @@
 //          [G, G + F) run F2's block body (swiglu_fp8_rows) on gate_up; then the fused gate
 //          (router_gate_partials_launch). 2 launches.
 //   chain  router GEMV, reduce, gate (router_chain_launch), then the landed F2 launch
-//          (swiglu_fp8_fused_launch). 4 launches.
+//          (swiglu_fp8_fused_launch). 4 launches (3 at T <= 16, where the GEMV reduces itself).
 // The two halves share no data, so the fused launch needs no handoff. Claim: bitwise on every
 // output (partials, logits, ids, weights, fp8 bytes, scales).
 #pragma once

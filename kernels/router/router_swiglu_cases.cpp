@@ -106,7 +106,7 @@ KernelCase router_swiglu_case() {
   c.summary = "router GEMV partials + the shared expert's SwiGLU -> fp8 in one launch; the gate sums the partials";
   c.spec = "shared/specs/semantics.md section 3, Router GEMV and gate (F3) and SwiGLU and its fp8 producer (F2)";
   c.variants = fused_and_chain("GEMV items + F2 blocks in one launch -> gate from partials",
-                               "GEMV -> reduce -> gate -> F2 (swiglu_fp8 fused launch)", 2, 4);
+                               "GEMV -> reduce (in the GEMV at T <= 16) -> gate -> F2 (swiglu_fp8 fused launch)", 2, 4);
   c.pairs = {PairClaim{"fused", "chain", Claim::bitwise(), {}}};
   c.axes = router_axes("T", 1 << 20);
   c.axes.push_back(AxisSpec::integer("d", "shared expert's intermediate columns (gate_up holds 2d); a multiple of 8", 768, 8));
