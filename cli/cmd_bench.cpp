@@ -1,5 +1,7 @@
-// fusebench bench: verify, then time fused and chain for every selected case and point; report
-// medians, spread, GB/s against the measured copy bandwidth, and the speedup over the chain.
+// fusebench bench: verify, then time every variant of every selected case and point, interleaved;
+// report medians, spread, GB/s against the measured copy bandwidth, TFLOP/s against the measured
+// matrix rate, and each pair claim's ratio (reference time / variant time).
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -8,6 +10,7 @@
 #include "cli/common_options.hpp"
 #include "cli/run_loop.hpp"
 #include "core/bench_runner.hpp"
+#include "core/errors.hpp"
 #include "reports/console_table.hpp"
 
 namespace fb {
@@ -15,7 +18,7 @@ namespace {
 
 struct BenchCliOptions {
   CommonOptions common;
-  std::string mode = "cold";
+  std::string mode = "graph,cold";
   SamplingPolicy sampling;
 };
 
@@ -28,9 +31,27 @@ nlohmann::ordered_json sampling_json(const SamplingPolicy& s, const std::string&
           {"noise_target_rel_iqr", s.noise_target},
           {"time_cap_ms", s.time_cap_ms},
           {"batch", s.batch},
+          {"graph", "R calls captured in one graph, rotating over input sets exceeding L2; replay time / R"},
           {"cold", "L2 flushed before each sample (memset of 2x L2), inputs rotated across sets exceeding L2"},
           {"hot", "same inputs back to back, no flush"},
-          {"statistic", "median of per-launch device-event times; rel-IQR = (q3 - q1) / median"}};
+          {"interleaving", "variants sampled in rounds, a batch each, order rotated per round"},
+          {"statistic", "median of per-call device-event times; rel-IQR = (q3 - q1) / median"}};
+}
+
+// "graph,cold" -> {graph, cold}; "both" is the older spelling of cold,hot.
+std::vector<BenchMode> parse_bench_modes(const std::string& text) {
+  if (text == "both") return {BenchMode::cold, BenchMode::hot};
+  std::vector<BenchMode> modes;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const BenchMode m = bench_mode_from_name(text.substr(start, comma - start));
+    if (std::find(modes.begin(), modes.end(), m) != modes.end())
+      throw InputError("--mode names '" + std::string(bench_mode_name(m)) + "' twice");
+    modes.push_back(m);
+    start = comma + 1;
+  }
+  return modes;
 }
 
 }  // namespace
@@ -40,8 +61,9 @@ Command setup_bench(CLI::App& app) {
   o->common.scenario = "m31-flash-tp4";
   CLI::App* sub = app.add_subcommand("bench", "verify, then time fused against chain (GPU events, or CPU clock)");
   add_common_options(*sub, o->common);
-  sub->add_option("--mode", o->mode, "cold (L2 flush + input rotation), hot, or both")
-      ->check(CLI::IsMember({"cold", "hot", "both"}))
+  sub->add_option("--mode", o->mode,
+                  "comma-separated timer modes: graph (graph replay, inputs rotated), cold (L2 flush + input "
+                  "rotation), hot; 'both' means cold,hot")
       ->capture_default_str();
   sub->add_option("--warmup-count", o->sampling.warmup_count, "warm-up runs, at least")->capture_default_str();
   sub->add_option("--warmup-ms", o->sampling.warmup_ms, "warm-up wall time, at least")->capture_default_str();
@@ -49,10 +71,11 @@ Command setup_bench(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--max-samples", o->sampling.max_samples, "sample cap")->capture_default_str();
   sub->add_option("--noise-target", o->sampling.noise_target, "stop when rel-IQR falls to this")->capture_default_str();
-  sub->add_option("--time-cap-ms", o->sampling.time_cap_ms, "wall-time cap per role and mode")->capture_default_str();
+  sub->add_option("--time-cap-ms", o->sampling.time_cap_ms, "wall-time cap per variant and mode")->capture_default_str();
   sub->footer(
       "Examples:\n"
       "  fusebench bench --kernel 'fp8_quant/*' --where M=32768,K=6144 --backend gpu --json runs/f9.json\n"
+      "  fusebench bench --kernel 'swiglu_fp8/*' --where T=3,d=768 --mode graph --backend gpu\n"
       "  fusebench bench --scenario ci-quick --backend cpu --mode hot");
   return {sub, [o]() -> int {
             const auto t0 = std::chrono::steady_clock::now();
@@ -68,9 +91,8 @@ Command setup_bench(CLI::App& app) {
             BenchOptions bench;
             bench.sampling = o->sampling;
             bench.verify = verify_options(o->common);
-            bench.modes = o->mode == "both" ? std::vector<BenchMode>{BenchMode::cold, BenchMode::hot}
-                                            : std::vector<BenchMode>{o->mode == "hot" ? BenchMode::hot : BenchMode::cold};
-            meta.environment = measure_environment(session, o->sampling);
+            bench.modes = parse_bench_modes(o->mode);
+            meta.environment = measure_environment(session, bench);
             const LoopResult loop = run_points(
                 "bench", o->common, selection, session.backend(),
                 [&](const ScenarioPoint& sp) { return bench_case(*sp.kernel, sp.point, bench, session, *meta.environment); },

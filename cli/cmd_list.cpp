@@ -42,8 +42,8 @@ nlohmann::ordered_json list_json(const Registry& registry, const std::string& wh
       if (a.default_value) aj["default"] = axis_value_text(*a.default_value);
       axes.push_back(aj);
     }
-    j["kernels"].push_back({{"name", kc.name}, {"family", kc.family}, {"fusion", kc.fusion}, {"claim", kc.claim.text()},
-                            {"summary", kc.summary}, {"spec", kc.spec}, {"axes", axes}});
+    j["kernels"].push_back({{"name", kc.name}, {"family", kc.family}, {"fusion", kc.fusion}, {"claim", kc.claims_text()},
+                            {"variants", kc.variants_text()}, {"summary", kc.summary}, {"spec", kc.spec}, {"axes", axes}});
   }
   if (all || what == "fusions") {
     j["fusions"] = nlohmann::ordered_json::array();
@@ -79,8 +79,9 @@ Command setup_list(CLI::App& app) {
             if (all || o->what == "kernels") {
               std::vector<std::vector<std::string>> rows;
               for (const KernelCase& kc : registry.cases())
-                rows.push_back({kc.name, kc.fusion, kc.claim.text(), axes_text(kc)});
-              std::cout << "Kernel cases\n" << render_table({"case", "fusion", "claim", "axes (default)"}, rows, {}) << "\n";
+                rows.push_back({kc.name, kc.fusion, kc.variants_text(), kc.claims_text(), axes_text(kc)});
+              std::cout << "Kernel cases\n"
+                        << render_table({"case", "fusion", "variants", "claims", "axes (default)"}, rows, {}) << "\n";
             }
             if (all || o->what == "fusions") {
               std::vector<std::vector<std::string>> rows;
@@ -89,7 +90,7 @@ Command setup_list(CLI::App& app) {
                 for (const KernelCase& kc : registry.cases()) cases += kc.fusion == f.id ? 1 : 0;
                 rows.push_back({f.id, f.fused, f.claim, cases ? std::to_string(cases) + " cases" : "not yet"});
               }
-              std::cout << "Fusion series (shared/context.md)\n"
+              std::cout << "Fusion series (docs/model.md)\n"
                         << render_table({"id", "fused kernel", "claim", "in this build"}, rows, {}) << "\n";
             }
             if (all || o->what == "scenarios") {

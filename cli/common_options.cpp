@@ -1,5 +1,7 @@
 #include "cli/common_options.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "cli/exit_codes.hpp"
@@ -34,6 +36,12 @@ void add_common_options(CLI::App& c, CommonOptions& o) {
   c.add_option("--junit", o.junit_path, "write a JUnit XML report here (atomically)");
   c.add_option("--markdown", o.markdown_path, "write a markdown summary here (atomically)");
   c.add_flag("--quiet,-q", o.quiet, "print only cases that do not pass, and the summary");
+  c.add_option("--check-budget", o.check_budget,
+               "CPU operations the emulation and fp64 checks of one point may cost before they cover a seeded "
+               "subset of its rows (variants are still compared over whole outputs)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  c.add_flag("--full-check", o.full_check, "check every point whole against emulation and fp64, whatever it costs");
   c.add_option("--fault-injection", o.fault, "(testing) corrupt one fused output element: none | flip-fused")
       ->check(CLI::IsMember({"none", "flip-fused"}))
       ->group("Testing");
@@ -44,13 +52,32 @@ Selection select_points(const CommonOptions& o, const Registry& registry) {
   if (registry.match(o.kernel).empty())
     throw InputError(fmt::format("--kernel '{}' matches no kernel case (see: fusebench list)", o.kernel));
   const auto where = parse_where(o.where);
-  for (const ScenarioPoint& p : s.scenario.points)
-    if ((glob_match(o.kernel, p.kernel->name) || glob_match(o.kernel, p.kernel->family)) &&
-        point_matches(p.point, where))
+  std::vector<const KernelCase*> kept, dropped;
+  for (const ScenarioPoint& p : s.scenario.points) {
+    if (!glob_match(o.kernel, p.kernel->name) && !glob_match(o.kernel, p.kernel->family)) continue;
+    if (point_matches(p.point, where)) {
       s.points.push_back(p);
+      if (std::find(kept.begin(), kept.end(), p.kernel) == kept.end()) kept.push_back(p.kernel);
+    } else if (std::find(dropped.begin(), dropped.end(), p.kernel) == dropped.end()) {
+      dropped.push_back(p.kernel);
+    }
+  }
+  // A case that --kernel selected but --where removed entirely is said, with the reason: silently
+  // benching half of what was asked for reads as a complete answer.
+  for (const KernelCase* kc : dropped) {
+    if (std::find(kept.begin(), kept.end(), kc) != kept.end()) continue;
+    std::string why = "no point of it in the scenario matches";
+    for (const auto& [axis, value] : where)
+      if (!kc->axis(axis)) {
+        why = fmt::format("it has no axis '{}'", axis);
+        break;
+      }
+    s.notes.push_back(fmt::format("--where removed every point of {}: {}", kc->name, why));
+  }
   if (s.points.empty())
-    throw InputError(fmt::format("{}: no point matches --kernel '{}'{}", s.scenario.path, o.kernel,
-                                 o.where.empty() ? "" : " --where '" + o.where + "'"));
+    throw InputError(fmt::format("{}: no point matches --kernel '{}'{}{}", s.scenario.path, o.kernel,
+                                 o.where.empty() ? "" : " --where '" + o.where + "'",
+                                 s.notes.empty() ? "" : " (" + s.notes.front() + ")"));
   return s;
 }
 
@@ -58,6 +85,8 @@ VerifyOptions verify_options(const CommonOptions& o) {
   VerifyOptions v;
   v.seed = o.seed;
   v.fault = o.fault == "flip-fused" ? FaultInjection::flip_fused_element : FaultInjection::none;
+  v.check_budget = o.check_budget;
+  v.full_check = o.full_check;
   return v;
 }
 
@@ -92,10 +121,14 @@ RunMetadata start_metadata(const std::string& command, const CommonOptions& o, c
       {"where", o.where},
       {"points", s.points.size()},
       {"verify",
-       {{"runs", "fused (NaN poison), chain (NaN poison), fused again (0x5A poison)"},
-        {"checks", {"fused vs chain per claim", "fused and chain vs fp64 with derived bounds",
-                    "gpu vs cpu emulation bitwise (gpu runs)", "repeatability bitwise", "untouched poison",
+       {{"runs", "every variant (NaN poison); each variant a pair claim checks, again (0x5A poison)"},
+        {"checks", {"every declared variant pair per its claim (whole outputs)",
+                    "every variant vs fp64 with derived bounds",
+                    "gpu vs cpu emulation per variant: bitwise or its stated bound (gpu runs)",
+                    "repeatability bitwise (deterministic variants)", "untouched poison",
                     "uniform output for varied inputs"}},
+        {"check_budget_cpu_ops", o.check_budget},
+        {"full_check", o.full_check},
         {"poison", {{"nan", "0xFF bytes (0x80 for fp8 e4m3fnuz)"}, {"alternate", "0x5A bytes"}}},
         {"fault_injection", o.fault}}},
       {"cpu_emulation_threads", threads}};

@@ -26,6 +26,8 @@ struct CommonOptions {
   std::string junit_path;
   std::string markdown_path;
   bool quiet = false;
+  double check_budget = VerifyOptions{}.check_budget;
+  bool full_check = false;
   std::string fault = "none";  // testing only
 };
 
@@ -34,6 +36,7 @@ void add_common_options(CLI::App& command, CommonOptions& options);
 struct Selection {
   Scenario scenario;
   std::vector<ScenarioPoint> points;
+  std::vector<std::string> notes;  // cases --kernel selected that --where removed, and why
 };
 
 // The scenario's points that match --kernel and --where; InputError when nothing matches.

@@ -45,7 +45,8 @@ endif()
 set(FUSEBENCH_GPU_BACKEND_CHOSEN ${FUSEBENCH_GPU_BACKEND} CACHE INTERNAL "GPU backend chosen at configure time")
 
 # Compile the given .hip sources for the selected backend, with the numeric contract's flags
-# (semantics section 1: no contraction, IEEE division and sqrt, no flush to zero).
+# (docs/numeric-contract.md#one-result-on-every-platform: no contraction, IEEE division and sqrt, no
+# flush to zero).
 function(fusebench_gpu_sources target)
   if(FUSEBENCH_GPU_BACKEND STREQUAL "cuda")
     set_source_files_properties(${ARGN} PROPERTIES LANGUAGE CUDA)

@@ -33,6 +33,7 @@ BackendBuffer::BackendBuffer(BackendBuffer&& other) noexcept
 }
 
 void BackendBuffer::upload(const HostTensor& t) {
+  if (bytes_ == 0) return;
   if (backend_ == Backend::cpu)
     std::memcpy(ptr_, t.bytes.data(), bytes_);
   else
@@ -40,13 +41,23 @@ void BackendBuffer::upload(const HostTensor& t) {
 }
 
 void BackendBuffer::download(HostTensor& t) const {
+  if (bytes_ == 0) return;
   if (backend_ == Backend::cpu)
     std::memcpy(t.bytes.data(), ptr_, bytes_);
   else
     gpu::copy_to_host(t.bytes.data(), ptr_, bytes_);
 }
 
+void BackendBuffer::copy_from(const BackendBuffer& other, void* stream) {
+  if (bytes_ == 0) return;
+  if (backend_ == Backend::cpu)
+    std::memcpy(ptr_, other.ptr_, bytes_);
+  else
+    gpu::copy_device_to_device(ptr_, other.ptr_, bytes_, stream);
+}
+
 void BackendBuffer::fill(std::uint8_t value, void* stream) {
+  if (bytes_ == 0) return;
   if (backend_ == Backend::cpu)
     std::memset(ptr_, value, bytes_);
   else

@@ -34,6 +34,8 @@ class BackendBuffer {
   void upload(const HostTensor& t);
   void download(HostTensor& t) const;
   void fill(std::uint8_t value, void* stream);
+  // The same number of bytes from another buffer of the same backend.
+  void copy_from(const BackendBuffer& other, void* stream);
 
  private:
   Backend backend_;
@@ -42,7 +44,7 @@ class BackendBuffer {
   std::vector<std::uint8_t> host_;
 };
 
-// A role's tensors on one backend, allocated from their specs.
+// A variant's tensors on one backend, allocated from their specs.
 class BufferSet {
  public:
   BufferSet(Backend backend, const std::vector<TensorSpec>& specs);

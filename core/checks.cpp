@@ -1,5 +1,6 @@
 #include "core/checks.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -54,6 +55,25 @@ Json stats_json(const ErrorStats& s) {
 }
 
 }  // namespace
+
+Region intersect_regions(const TensorSpec& spec, const Region& a, const Region& b) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  Region x = whole_or(spec, a), y = whole_or(spec, b);
+  auto by_begin = [](const ElementRange& l, const ElementRange& r) { return l.begin < r.begin; };
+  std::sort(x.begin(), x.end(), by_begin);
+  std::sort(y.begin(), y.end(), by_begin);
+  Region out;
+  std::size_t i = 0, j = 0;
+  while (i < x.size() && j < y.size()) {
+    const std::int64_t lo = std::max(x[i].begin, y[j].begin), hi = std::min(x[i].end, y[j].end);
+    if (lo < hi) out.push_back({lo, hi});
+    (x[i].end < y[j].end) ? ++i : ++j;
+  }
+  // An empty intersection must not read as "everything": one empty range compares nothing.
+  if (out.empty()) out.push_back({0, 0});
+  return out;
+}
 
 std::int64_t region_elements(const TensorSpec& spec, const Region& region) {
   std::int64_t n = 0;
@@ -169,6 +189,7 @@ std::optional<CheckResult> uniform_check(const TensorSpec& spec, const HostTenso
 
 bool every_input_varies(const HostTensors& inputs) {
   for (const HostTensor& t : inputs) {
+    if (t.spec.weight) continue;  // a prepared weight may be constant (a scale of 1, say)
     const std::size_t width = dtype_size(t.spec.dtype);
     bool varies = t.bytes.size() <= width;
     for (std::size_t i = width; i < t.bytes.size() && !varies; i += width)

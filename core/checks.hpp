@@ -39,6 +39,9 @@ std::optional<CheckResult> uniform_check(const TensorSpec& spec, const HostTenso
 
 bool every_input_varies(const HostTensors& inputs);
 
+// The elements in both regions (empty = the whole tensor), as ascending ranges.
+Region intersect_regions(const TensorSpec& spec, const Region& a, const Region& b);
+
 // Number of elements a region covers (the whole tensor when empty).
 std::int64_t region_elements(const TensorSpec& spec, const Region& region);
 

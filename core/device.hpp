@@ -53,4 +53,22 @@ float elapsed_ms(void* start, void* stop);  // both recorded and complete
 // The cheapest launch there is: the floor under any kernel's latency.
 void launch_empty_kernel(void* stream);
 
+// Graphs, as a serving engine replays its decode steps: everything launched on `stream` between
+// begin_capture and end_capture is recorded (not run) and becomes one executable graph.
+void begin_capture(void* stream);
+void* end_capture(void* stream);  // the instantiated graph
+void launch_graph(void* graph, void* stream);
+void destroy_graph(void* graph) noexcept;
+
+// The device's dense matrix rate: a large bf16 GEMM (m = n = k = `size`, fp32 accumulation) through
+// the vendor BLAS, in TFLOP/s (median of `repeats`). Empty `note` on success; otherwise the rate is
+// 0 and the note says why (no vendor BLAS in this build).
+struct MatrixRate {
+  double tflop_per_s = 0.0;
+  int size = 0;
+  std::string library;
+  std::string note;
+};
+MatrixRate measure_matrix_rate(void* stream, int size = 8192, int repeats = 20);
+
 }  // namespace fb::gpu

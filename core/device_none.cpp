@@ -27,5 +27,10 @@ void destroy_event(void*) noexcept {}
 void record_event(void*, void*) { no_gpu(); }
 float elapsed_ms(void*, void*) { no_gpu(); }
 void launch_empty_kernel(void*) { no_gpu(); }
+void begin_capture(void*) { no_gpu(); }
+void* end_capture(void*) { no_gpu(); }
+void launch_graph(void*, void*) { no_gpu(); }
+void destroy_graph(void*) noexcept {}
+MatrixRate measure_matrix_rate(void*, int, int) { no_gpu(); }
 
 }  // namespace fb::gpu

@@ -133,6 +133,8 @@ class CaseInstance {
   }
 
   virtual Work work(VariantId variant) const = 0;
+  // Kernel launches one call of `variant` makes at this point (0: VariantSpec::launches).
+  virtual int launches(VariantId /*variant*/) const { return 0; }
 
   // A reason not to run this point on `backend` (empty: run it). Recorded as a skip, never a pass:
   // a 2^31-element shape that only the GPU holds, say.
@@ -156,7 +158,8 @@ class CaseInstance {
   // The CPU emulation of `variant`, on the subset's units only (writes only their elements).
   virtual void emulate_subset(VariantId /*variant*/, const HostTensors& /*inputs*/, HostTensors& /*outputs*/,
                               const CheckSubset& /*subset*/) const {}
-  // The elements of output `output` that the subset's units cover.
+  // The elements of output `output` that the subset's units cover (empty: the whole output, for
+  // outputs that are not cut into units and that emulate_subset() computes whole).
   virtual std::vector<ElementRange> subset_region(std::size_t /*output*/, const CheckSubset& /*subset*/) const {
     return {};
   }
@@ -178,6 +181,8 @@ struct KernelCase {
   // Throws std::out_of_range naming the variant.
   VariantId variant_id(const std::string& name) const;
   bool deterministic() const;  // every variant is
+  std::string claims_text() const;    // "fused~chain bitwise; small_m~general err/ulp/max <= 1"
+  std::string variants_text() const;  // "fused, chain"
 };
 
 // The classic two-variant case: `fused` (variant 0) and `chain` (variant 1), fused claimed against

@@ -1,9 +1,13 @@
-// Verification of one case at one point (semantics section 4):
-//   fused vs chain      bitwise, or the case's stated bound
-//   fused vs fp64       metrics against the bound the case derives from its formats (and chain vs fp64)
-//   gpu vs cpu emu      bitwise, for both roles, on a GPU run
-//   repeat              a deterministic fused run, rerun under the other poison, gives the same bytes
+// Verification of one case at one point (docs/numeric-contract.md, "What every check reports"):
+//   pairs           every declared (variant, reference) pair: bitwise, or its stated bound
+//   fp64            every variant's outputs against the bound the case derives from its formats
+//   gpu vs cpu emu  on a GPU run, each variant against its CPU emulation: bitwise, or the
+//                   variant's stated bound (matrix units)
+//   repeat          a deterministic variant, rerun under the other poison, gives the same bytes
 // Outputs are poisoned before every run; a NaN never matches; a poison that survives is "mistrusted".
+// Where the CPU checks of a whole point would cost more than the check budget, emulation and fp64
+// cover a seeded subset of the case's check units (recorded in the result); pairs still compare
+// whole outputs.
 #pragma once
 
 #include <cstdint>
@@ -20,11 +24,19 @@ enum class FaultInjection { none, flip_fused_element };
 struct VerifyOptions {
   std::uint64_t seed = 1;
   FaultInjection fault = FaultInjection::none;
+  // CPU operations the emulation and fp64 checks of one point may cost before a subset is taken
+  // (on the order of seconds on a few cores); full_check ignores it.
+  double check_budget = 4e9;
+  bool full_check = false;
 };
 
 // The seed of a point's inputs: a hash of the run seed, the case name and the point, so that every
 // point gets its own data and `--seed S --where <point>` reproduces it exactly.
 std::uint64_t input_seed_for(std::uint64_t run_seed, const std::string& case_name, const Point& point);
+
+// The subset of check units a point's CPU checks cover under `options` (full when affordable).
+CheckSubset choose_check_subset(const CaseInstance& instance, std::size_t checked_variants, std::uint64_t input_seed,
+                                const VerifyOptions& options);
 
 CaseResult verify_case(const KernelCase& kc, const Point& point, const VerifyOptions& options, Session& session);
 

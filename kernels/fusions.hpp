@@ -1,4 +1,4 @@
-// The fusions of the MiniMax-M3.1-Flash MoE kernel series (shared/context.md): what each fuses,
+// The fusions of the MiniMax-M3.1-Flash MoE kernel series (docs/model.md): what each fuses,
 // the chain it replaces and what it claims. `fusebench list` shows which have cases in this build.
 #pragma once
 

@@ -5,6 +5,7 @@
 namespace fb {
 
 void register_fp8_quant(Registry& registry);
+void register_moe_gemm(Registry& registry);
 void register_moe_sort_mxfp4(Registry& registry);
 void register_rmsnorm_fp8(Registry& registry);
 void register_swiglu_fp8(Registry& registry);
@@ -15,6 +16,7 @@ void register_all_families(Registry& registry) {
   register_moe_sort_mxfp4(registry);
   register_rmsnorm_fp8(registry);
   register_swiglu_fp8(registry);
+  register_moe_gemm(registry);
   register_router(registry);
 }
 

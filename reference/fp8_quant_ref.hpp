@@ -1,6 +1,6 @@
-// fp64 reference for fp8 activation quant (semantics section 3), and the check of a kernel's fp8
-// bytes and scales against it. Used by F9 directly and by every producer that writes the same
-// fp8 outputs (F1, F2), with the fp64 values that producer quantizes.
+// fp64 reference for fp8 activation quant (docs/numeric-contract.md#fp8-activation-quant), and the
+// check of a kernel's fp8 bytes and scales against it. Used by F9 directly and by every producer
+// that writes the same fp8 outputs (F1, F2), with the fp64 values that producer quantizes.
 //
 // Reference: amax of a group in fp64; ideal scale amax / MAX (or, for e8m0 scales, its power of two
 // rounded up); ideal element x / scale clamped to +-MAX, in fp64.

@@ -1,5 +1,5 @@
-// fp64 reference for F5 (semantics section 3, "MoE sort" and "MXFP4 activation quant, sorted
-// scales"), and the check of a kernel's outputs against it.
+// fp64 reference for F5 (docs/numeric-contract.md#moe-sort and #mxfp4-activation-quant), and the
+// check of a kernel's outputs against it.
 //
 // Sort: an independent, straightforward implementation (experts ascending; inside an expert the
 // tokens ascending, found by scanning every row); its outputs are exact, so the bound is 0.
@@ -52,7 +52,8 @@ struct MoeSortRef {
 
 MoeSortRef moe_sort_ref(const MoeSortRefProblem& p, const std::int32_t* topk_ids, const float* topk_weights);
 
-// The scale layout of semantics section 3, written out again from the formula.
+// The scale layout of docs/numeric-contract.md#mxfp4-activation-quant, written out again from the
+// formula.
 std::int64_t mx_scale_addr_ref(std::int64_t p, std::int64_t y, std::int64_t cols_pad);
 
 // The exact MX scale of a block with fp64 amax under each rule: a power of two (NaN where the

@@ -1,5 +1,5 @@
-// fp64 reference for Gemma RMSNorm (+ residual) and its fp8 producer (F1, semantics section 3), and
-// the checks of a kernel's outputs against it.
+// fp64 reference for Gemma RMSNorm (+ residual) and its fp8 producer (F1,
+// docs/numeric-contract.md#gemma-rmsnorm-fp8), and the checks of a kernel's outputs against it.
 //
 // Reference (fp64, exact inputs): s = x + residual (exact in fp64); y = s / sqrt(mean(s^2) + eps)
 // * (offset + w), with eps the fp32 value the kernel is given. Bounds, derived (u = 2^-24):

@@ -1,5 +1,5 @@
-// fp64 reference for SwiGLU and its fp8 producer (F2, semantics section 3), and the checks of a
-// kernel's outputs against it.
+// fp64 reference for SwiGLU and its fp8 producer (F2, docs/numeric-contract.md#swiglu-fp8), and the
+// checks of a kernel's outputs against it.
 //
 // Reference (fp64, exact inputs): swiglu_oai: g = min(gate, 7), u = clamp(up, -7, 7),
 // out = g * sigmoid(alpha g) * (u + 1) with alpha the fp32 1.702 the kernel uses; silu:

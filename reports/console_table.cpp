@@ -13,18 +13,19 @@ std::string upper(const char* s) {
   return u;
 }
 
-// "chain bitwise | fp64 q 1/1 ulp" style digest of a result's checks.
+// "fused~chain bitwise | fp64 q 1/1 ulp" style digest of a result's checks.
 std::string checks_digest(const CaseResult& r) {
-  bool chain_ok = true, emu_seen = false, emu_ok = true, repeat_ok = true;
+  bool pairs_ok = true, emu_seen = false, emu_ok = true, repeat_ok = true;
   std::string fp64;
+  const std::string first_fp64 = "check/fp64/" + (r.variants.empty() ? std::string("fused") : r.variants.front());
   for (const CheckResult& c : r.checks) {
-    if (c.id.starts_with("check/chain")) chain_ok &= c.passed;
+    if (c.id.starts_with("check/pair")) pairs_ok &= c.passed;
     if (c.id.starts_with("check/emu")) {
       emu_seen = true;
       emu_ok &= c.passed;
     }
     if (c.id.starts_with("check/repeat")) repeat_ok &= c.passed;
-    if (c.id == "check/fp64/fused" && c.details.contains("bound")) {
+    if (c.id == first_fp64 && c.details.contains("bound")) {
       const auto& b = c.details["bound"];
       const std::string metric = b["metric"].get<std::string>();
       const auto& m = c.details["metrics"];
@@ -32,7 +33,9 @@ std::string checks_digest(const CaseResult& r) {
       fp64 += fmt::format("{}{} {:.3g}/{:.3g}", fp64.empty() ? "" : ", ", c.subject, v, b["limit"].get<double>());
     }
   }
-  std::string s = fmt::format("chain {} | fp64 {}", chain_ok ? r.claim : "MISMATCH", fp64.empty() ? "-" : fp64);
+  std::string s = fmt::format("{} | fp64 {}", pairs_ok ? r.claim : "PAIR MISMATCH", fp64.empty() ? "-" : fp64);
+  if (!r.subset.full) s += fmt::format(" | checked {} of {} {}", r.subset.units.size(), r.subset.total, r.subset.unit);
+  for (const auto& [variant, why] : r.skipped_variants) s += fmt::format(" | {} skipped", variant);
   if (emu_seen) s += emu_ok ? " | gpu=emu" : " | GPU!=EMU";
   s += repeat_ok ? " | repeat ok" : " | REPEAT DIFFERS";
   return s;
@@ -85,29 +88,47 @@ std::string bench_table(const std::vector<CaseResult>& results, const RunMetadat
   std::vector<std::vector<std::string>> rows;
   for (const CaseResult& r : results) {
     if (r.timings.empty()) {
-      rows.push_back({r.case_name, r.point.text(), "-", "-", "-", "-", "-", "-", "-", upper(outcome_name(r.outcome))});
+      rows.push_back({r.case_name, r.point.text(), "-", "-", "-", "-", "-", "-", "-", "-", upper(outcome_name(r.outcome))});
       continue;
     }
-    for (std::size_t i = 0; i + 1 < r.timings.size(); i += 2) {
-      const RoleTiming& f = r.timings[i];
-      const RoleTiming& c = r.timings[i + 1];
-      rows.push_back({r.case_name, r.point.text(), f.mode, fmt::format("{:.2f}", f.stats.median_us),
-                      fmt::format("{:.1f}%", 100 * f.stats.rel_iqr), fmt::format("{:.2f}", c.stats.median_us),
-                      fmt::format("{:.2f}x", c.stats.median_us / f.stats.median_us), fmt::format("{:.0f}", f.gb_per_s),
-                      f.copy_fraction > 0 ? fmt::format("{:.0f}%", 100 * f.copy_fraction) : "-",
+    for (const VariantTiming& t : r.timings) {
+      rows.push_back({r.case_name, r.point.text(), t.mode, t.variant, fmt::format("{:.2f}", t.stats.median_us),
+                      fmt::format("{:.1f}%", 100 * t.stats.rel_iqr), ratio_text(r, t.variant, t.mode),
+                      fmt::format("{:.0f}", t.gb_per_s),
+                      t.copy_fraction > 0 ? fmt::format("{:.0f}%", 100 * t.copy_fraction) : "-",
+                      t.work.flops > 0 ? fmt::format("{:.0f}{}", t.tflop_per_s,
+                                                     t.matrix_fraction > 0 ? fmt::format(" ({:.0f}%)", 100 * t.matrix_fraction) : "")
+                                       : "-",
                       upper(outcome_name(r.outcome))});
     }
   }
   std::string out = render_table(
-      {"case", "point", "mode", "fused us", "rel-IQR", "chain us", "speedup", "fused GB/s", "% copy", "verify"}, rows,
-      {false, false, false, true, true, true, true, true, true, false});
-  if (meta.environment) {
-    const BenchEnvironment& e = *meta.environment;
-    if (e.copy_gb_per_s > 0)
-      out += fmt::format("device copy bandwidth {:.0f} GB/s (read+write, {} MiB each way); empty-kernel launch {:.2f} us\n",
-                         e.copy_gb_per_s, e.copy_bytes >> 20, e.launch_floor.median_us);
-    out += fmt::format("timer: {}\n", e.timer);
-  }
+      {"case", "point", "mode", "variant", "us", "rel-IQR", "vs ref", "GB/s", "% copy", "TFLOP/s (% matrix)", "verify"}, rows,
+      {false, false, false, false, true, true, false, true, true, true, false});
+  if (meta.environment) out += environment_text(*meta.environment);
+  return out;
+}
+
+std::string ratio_text(const CaseResult& r, const std::string& variant, const std::string& mode) {
+  std::string s;
+  for (const PairRatio& p : r.ratios)
+    if (p.variant == variant && p.mode == mode) s += fmt::format("{}{:.2f}x {}", s.empty() ? "" : ", ", p.ratio, p.reference);
+  return s.empty() ? "-" : s;
+}
+
+std::string environment_text(const BenchEnvironment& e) {
+  std::string out;
+  if (e.copy_gb_per_s > 0)
+    out += fmt::format("device copy bandwidth {:.0f} GB/s (read+write, {} MiB each way)\n", e.copy_gb_per_s,
+                       e.copy_bytes >> 20);
+  for (const LaunchFloor& f : e.launch_floors)
+    out += fmt::format("empty-kernel floor, {}: {:.2f} us per call\n", f.mode, f.stats.median_us);
+  if (e.matrix_rate.tflop_per_s > 0)
+    out += fmt::format("dense matrix rate {:.0f} TFLOP/s ({}, {}^3)\n", e.matrix_rate.tflop_per_s, e.matrix_rate.library,
+                       e.matrix_rate.size);
+  else if (!e.matrix_rate.note.empty())
+    out += "dense matrix rate: " + e.matrix_rate.note + "\n";
+  out += fmt::format("timer: {}\n", e.timer);
   return out;
 }
 

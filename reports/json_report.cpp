@@ -36,12 +36,33 @@ Json device_json(const gpu::DeviceInfo& d) {
               {"driver_version", d.driver_version}};
 }
 
+Json floors_json(const std::vector<LaunchFloor>& floors) {
+  Json j = Json::array();
+  for (const LaunchFloor& f : floors)
+    j.push_back(Json{{"mode", f.mode}, {"calls_per_sample", f.calls_per_sample}, {"time", timing_json(f.stats)}});
+  return j;
+}
+
 std::string host_name() {
   char buf[256] = {};
   return ::gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : std::string("unknown");
 }
 
 }  // namespace
+
+Json work_json(const Work& w) {
+  return Json{{"read_bytes", w.read_bytes}, {"write_bytes", w.write_bytes}, {"flops", w.flops}};
+}
+
+Json subset_json(const CheckSubset& s, double cost) {
+  Json j{{"full", s.full}, {"unit", s.unit}, {"total", s.total}, {"check_cost", cost}};
+  if (!s.full) {
+    j["seed"] = fmt::format("{:#018x}", s.seed);
+    j["checked"] = static_cast<std::int64_t>(s.units.size());
+    j["units"] = s.units;
+  }
+  return j;
+}
 
 Json case_json(const CaseResult& r) {
   Json j;
@@ -60,10 +81,15 @@ Json case_json(const CaseResult& r) {
   j["backend"] = backend_name(r.backend);
   j["outcome"] = outcome_name(r.outcome);
   j["reason"] = r.reason;
+  j["variants"] = r.variants;
+  Json skipped = Json::object();
+  for (const auto& [v, why] : r.skipped_variants) skipped[v] = why;
+  j["skipped_variants"] = std::move(skipped);
   // The input seed is a full 64-bit hash: hex text, so no JSON reader rounds it.
   j["inputs"] = Json{{"run_seed", r.run_seed}, {"input_seed", fmt::format("{:#018x}", r.input_seed)},
                      {"distribution", r.distribution}};
   j["outputs"] = r.output_shapes;
+  j["check_subset"] = subset_json(r.subset, r.check_cost);
   Json checks = Json::array();
   for (const CheckResult& c : r.checks) {
     Json cj{{"id", c.id}, {"subject", c.subject}, {"passed", c.passed}, {"message", c.message}};
@@ -77,17 +103,25 @@ Json case_json(const CaseResult& r) {
   j["fingerprints"] = std::move(fp);
   if (!r.timings.empty()) {
     Json timings = Json::array();
-    for (const RoleTiming& t : r.timings) {
-      timings.push_back(Json{{"role", t.role},
+    for (const VariantTiming& t : r.timings) {
+      timings.push_back(Json{{"variant", t.variant},
                              {"mode", t.mode},
+                             {"calls_per_sample", t.calls_per_sample},
+                             {"launches", t.launches},
                              {"time", timing_json(t.stats)},
-                             {"bytes", Json{{"read", t.traffic.read_bytes}, {"written", t.traffic.write_bytes}}},
+                             {"samples_us", t.samples_us},
+                             {"work", work_json(t.work)},
                              {"gb_per_s", t.gb_per_s},
-                             {"copy_fraction", t.copy_fraction}});
+                             {"copy_fraction", t.copy_fraction},
+                             {"tflop_per_s", t.tflop_per_s},
+                             {"matrix_fraction", t.matrix_fraction}});
     }
     j["timings"] = std::move(timings);
+    Json ratios = Json::array();
+    for (const PairRatio& p : r.ratios)
+      ratios.push_back(Json{{"variant", p.variant}, {"reference", p.reference}, {"mode", p.mode}, {"ratio", p.ratio}});
+    j["ratios"] = std::move(ratios);
   }
-  if (r.speedup_vs_chain) j["speedup_vs_chain"] = *r.speedup_vs_chain;
   j["repro"] = r.repro;
   j["wall_ms"] = r.wall_ms;
   return j;
@@ -121,7 +155,11 @@ Json report_json(const RunMetadata& meta, const std::vector<CaseResult>& results
                             {"copy_bandwidth", Json{{"gb_per_s", e.copy_gb_per_s},
                                                     {"bytes_each_way", e.copy_bytes},
                                                     {"time", timing_json(e.copy_stats)}}},
-                            {"launch_floor", timing_json(e.launch_floor)},
+                            {"launch_floors", floors_json(e.launch_floors)},
+                            {"matrix_rate", Json{{"tflop_per_s", e.matrix_rate.tflop_per_s},
+                                                 {"size", e.matrix_rate.size},
+                                                 {"library", e.matrix_rate.library},
+                                                 {"note", e.matrix_rate.note}}},
                             {"l2_flush_bytes", e.l2_flush_bytes}};
   }
   j["scenario"] = Json{{"path", meta.scenario_path},

@@ -1,9 +1,12 @@
 #include "reports/markdown_report.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/build_info.hpp"
 #include "reports/atomic_write.hpp"
+#include "reports/console_table.hpp"
 
 namespace fb {
 namespace {
@@ -11,7 +14,8 @@ namespace {
 std::string fp64_cell(const CaseResult& r) {
   std::string s;
   for (const CheckResult& c : r.checks) {
-    if (c.id != "check/fp64/fused" || !c.details.contains("bound")) continue;
+    // The first variant's fp64 checks (the fused kernel, in a fused/chain case).
+    if (r.variants.empty() || c.id != "check/fp64/" + r.variants.front() || !c.details.contains("bound")) continue;
     const std::string metric = c.details["bound"]["metric"].get<std::string>();
     const auto& m = c.details["metrics"];
     s += fmt::format("{}{} {} {:.3g} (<= {:.3g})", s.empty() ? "" : "; ", c.subject, metric,
@@ -35,27 +39,29 @@ std::string markdown_report(const RunMetadata& meta, const std::vector<CaseResul
                     b.git_dirty ? " (dirty)" : "", b.build_type, b.compiler, b.gpu_backend);
   md += fmt::format("- **{} pass**, {} fail, {} error, {} skipped, {} mistrusted of {}\n\n", c.pass, c.fail, c.error,
                     c.skipped, c.mistrusted, c.total());
-  if (meta.environment && meta.environment->copy_gb_per_s > 0)
-    md += fmt::format("Device copy bandwidth {:.0f} GB/s; empty-kernel launch {:.2f} us.\n\n",
-                      meta.environment->copy_gb_per_s, meta.environment->launch_floor.median_us);
+  if (meta.environment) md += environment_text(*meta.environment) + "\n";
 
   const bool timed = std::any_of(results.begin(), results.end(), [](const CaseResult& r) { return !r.timings.empty(); });
-  md += timed ? "| outcome | case | point | fp64 (fused) | fused us | chain us | speedup | % copy |\n|---|---|---|---|---:|---:|---:|---:|\n"
-              : "| outcome | case | point | claim | fp64 (fused) |\n|---|---|---|---|---|\n";
+  md += timed ? "| outcome | case | point | fp64 (first variant) | mode | variant | us | vs ref | % copy | TFLOP/s |\n"
+                "|---|---|---|---|---|---|---:|---|---:|---:|\n"
+              : "| outcome | case | point | claims | fp64 (first variant) |\n|---|---|---|---|---|\n";
   for (const CaseResult& r : results) {
-    if (timed) {
-      std::string fused = "-", chain = "-", speedup = "-", copy = "-";
-      if (r.timings.size() >= 2) {
-        fused = fmt::format("{:.2f}", r.timings[0].stats.median_us);
-        chain = fmt::format("{:.2f}", r.timings[1].stats.median_us);
-        speedup = fmt::format("{:.2f}x", r.timings[1].stats.median_us / r.timings[0].stats.median_us);
-        if (r.timings[0].copy_fraction > 0) copy = fmt::format("{:.0f}%", 100 * r.timings[0].copy_fraction);
-      }
-      md += fmt::format("| {} | `{}` | {} | {} | {} | {} | {} | {} |\n", outcome_name(r.outcome), r.case_name,
-                        r.point.text(), fp64_cell(r), fused, chain, speedup, copy);
-    } else {
+    if (!timed) {
       md += fmt::format("| {} | `{}` | {} | {} | {} |\n", outcome_name(r.outcome), r.case_name, r.point.text(), r.claim,
                         fp64_cell(r));
+      continue;
+    }
+    if (r.timings.empty()) {
+      md += fmt::format("| {} | `{}` | {} | {} | - | - | - | - | - | - |\n", outcome_name(r.outcome), r.case_name,
+                        r.point.text(), fp64_cell(r));
+      continue;
+    }
+    for (const VariantTiming& t : r.timings) {
+      md += fmt::format("| {} | `{}` | {} | {} | {} | {} | {:.2f} | {} | {} | {} |\n", outcome_name(r.outcome),
+                        r.case_name, r.point.text(), fp64_cell(r), t.mode, t.variant, t.stats.median_us,
+                        ratio_text(r, t.variant, t.mode),
+                        t.copy_fraction > 0 ? fmt::format("{:.0f}%", 100 * t.copy_fraction) : "-",
+                        t.work.flops > 0 ? fmt::format("{:.0f}", t.tflop_per_s) : "-");
     }
   }
   bool header = false;

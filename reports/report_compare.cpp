@@ -37,6 +37,87 @@ std::string device_text(const Json& report) {
 
 }  // namespace
 
+namespace {
+
+// Explicit checks of every field compare reads, each failure one line naming the file and the
+// JSON path: a malformed report is bad input (exit 2), never a crash or a silent half-comparison.
+class ReportValidator {
+ public:
+  explicit ReportValidator(std::string path) : path_(std::move(path)) {}
+  [[noreturn]] void fail(const std::string& where, const std::string& what) const {
+    throw InputError(fmt::format("{}: {}: {}", path_, where, what));
+  }
+  const Json& member(const Json& obj, const std::string& where, const char* key) const {
+    if (!obj.is_object()) fail(where, "is not an object");
+    const auto it = obj.find(key);
+    if (it == obj.end()) fail(where + "." + key, "missing");
+    return *it;
+  }
+  const Json& object(const Json& obj, const std::string& where, const char* key) const {
+    const Json& v = member(obj, where, key);
+    if (!v.is_object()) fail(where + "." + key, "is not an object");
+    return v;
+  }
+  const Json& array(const Json& obj, const std::string& where, const char* key) const {
+    const Json& v = member(obj, where, key);
+    if (!v.is_array()) fail(where + "." + key, "is not an array");
+    return v;
+  }
+  void string(const Json& obj, const std::string& where, const char* key) const {
+    if (!member(obj, where, key).is_string()) fail(where + "." + key, "is not a string");
+  }
+  void positive(const Json& obj, const std::string& where, const char* key) const {
+    const Json& v = member(obj, where, key);
+    if (!v.is_number() || !(v.get<double>() > 0)) fail(where + "." + key, "is not a positive number");
+  }
+
+ private:
+  std::string path_;
+};
+
+void validate_report(const Json& j, const std::string& path) {
+  const ReportValidator v(path);
+  if (!j.is_object()) v.fail("$", "not a fusebench report (not a JSON object)");
+  v.string(j, "$", "schema_version");
+  const std::string version = j["schema_version"].get<std::string>();
+  if (version.starts_with("1."))
+    v.fail("$.schema_version", fmt::format("report schema {} was written before variants (schema 2); compare reads 2.x "
+                                           "only: re-run the older build's bench, or compare it with that build",
+                                           version));
+  if (!version.starts_with("2.")) v.fail("$.schema_version", fmt::format("report schema {} is not readable by this build (2.x)", version));
+  const Json& run = v.object(j, "$", "run");
+  v.string(run, "$.run", "started_at");
+  v.string(v.object(run, "$.run", "build"), "$.run.build", "git_sha");
+  const Json& device = v.member(j, "$", "device");
+  if (!device.is_null()) {
+    v.string(device, "$.device", "name");
+    v.string(device, "$.device", "arch");
+  }
+  const Json& cases = v.array(j, "$", "cases");
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const std::string at = fmt::format("$.cases[{}]", i);
+    const Json& c = cases[i];
+    v.string(c, at, "case");
+    v.object(c, at, "point");
+    v.string(c, at, "backend");
+    v.string(c, at, "outcome");
+    if (c.contains("fingerprints")) {
+      for (const auto& [name, value] : v.object(c, at, "fingerprints").items())
+        if (!value.is_string()) v.fail(at + ".fingerprints." + name, "is not a string");
+    }
+    if (!c.contains("timings")) continue;
+    const Json& timings = v.array(c, at, "timings");
+    for (std::size_t t = 0; t < timings.size(); ++t) {
+      const std::string tat = fmt::format("{}.timings[{}]", at, t);
+      v.string(timings[t], tat, "variant");
+      v.string(timings[t], tat, "mode");
+      v.positive(v.object(timings[t], tat, "time"), tat + ".time", "median_us");
+    }
+  }
+}
+
+}  // namespace
+
 Json load_report(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InputError(fmt::format("{}: cannot open report", path));
@@ -48,16 +129,7 @@ Json load_report(const std::string& path) {
   } catch (const Json::parse_error& e) {
     throw InputError(fmt::format("{}: malformed JSON report: {}", path, e.what()));
   }
-  if (!j.is_object() || !j.contains("schema_version") || !j.contains("cases"))
-    throw InputError(fmt::format("{}: not a fusebench report (no schema_version or cases)", path));
-  if (!j["schema_version"].is_string() || !j["cases"].is_array() || !j.contains("run") || !j["run"].is_object())
-    throw InputError(fmt::format("{}: not a fusebench report (schema_version, run or cases malformed)", path));
-  for (const Json& c : j["cases"])
-    if (!c.is_object() || !c.contains("case") || !c.contains("point") || !c.contains("backend") || !c.contains("outcome"))
-      throw InputError(fmt::format("{}: a case lacks case, point, backend or outcome", path));
-  const std::string version = j["schema_version"].get<std::string>();
-  if (!version.starts_with("1."))
-    throw InputError(fmt::format("{}: report schema {} is not readable by this build (1.x)", path, version));
+  validate_report(j, path);
   return j;
 }
 
@@ -90,15 +162,18 @@ Comparison compare_reports(const Json& base, const Json& head, const CompareOpti
       if (bf.contains(name) && bf[name] != value) changed.push_back(name);
     bit_changes += static_cast<int>(changed.size());
     change["bits_changed"] = changed;
-    // Timings: head / base per role and mode.
+    // Timings: head / base per variant and mode; the first variant (the fused kernel of a
+    // fused/chain case) carries the headline ratio and the geometric mean.
     std::string fused_ratio = "-";
     Json ratios_json = Json::object();
+    const Json variants = h->value("variants", Json::array());
+    const std::string headline = !variants.empty() && variants[0].is_string() ? variants[0].get<std::string>() : "fused";
     for (const Json& ht : h->value("timings", Json::array())) {
       for (const Json& bt : b.value("timings", Json::array())) {
-        if (ht["role"] != bt["role"] || ht["mode"] != bt["mode"]) continue;
+        if (ht["variant"] != bt["variant"] || ht["mode"] != bt["mode"]) continue;
         const double r = ht["time"]["median_us"].get<double>() / bt["time"]["median_us"].get<double>();
-        ratios_json[ht["role"].get<std::string>() + "/" + ht["mode"].get<std::string>()] = r;
-        if (ht["role"] == "fused") {
+        ratios_json[ht["variant"].get<std::string>() + "/" + ht["mode"].get<std::string>()] = r;
+        if (ht["variant"] == headline) {
           log_sum += std::log(r);
           ++ratios;
           if (fused_ratio == "-") fused_ratio = fmt::format("{:.3f}x", r);
@@ -129,9 +204,9 @@ Comparison compare_reports(const Json& base, const Json& head, const CompareOpti
                          std::string(base["run"]["build"].value("git_sha", "?")).substr(0, 12),
                          head["run"].value("started_at", "?"), device_text(head),
                          std::string(head["run"]["build"].value("git_sha", "?")).substr(0, 12));
-  out.text += render_table({"case", "point", "outcome", "output bits", "fused time", ""}, rows,
+  out.text += render_table({"case", "point", "outcome", "output bits", "first variant time", ""}, rows,
                            {false, false, false, false, true, false});
-  out.text += fmt::format("\n{} outcome regressions, {} outputs changed bits, fused time geomean {}\n",
+  out.text += fmt::format("\n{} outcome regressions, {} outputs changed bits, first-variant time geomean {}\n",
                           outcome_regressions, bit_changes, ratios ? fmt::format("{:.3f}x over {} cases", geomean, ratios) : "n/a");
   if (vanished || new_not_passing)
     out.text += fmt::format("{} cases gone from head, {} new cases that do not pass\n", vanished, new_not_passing);
@@ -143,7 +218,7 @@ Comparison compare_reports(const Json& base, const Json& head, const CompareOpti
                   {"cases_gone", vanished},
                   {"new_cases_not_passing", new_not_passing},
                   {"bits_changed", bit_changes},
-                  {"fused_time_geomean", geomean},
+                  {"first_variant_time_geomean", geomean},
                   {"slowdowns_over_gate", slowdowns},
                   {"regression", out.regression},
                   {"cases", changes}};

@@ -15,7 +15,7 @@
 
 namespace fb {
 
-inline constexpr const char* kReportSchemaVersion = "1.0.0";
+inline constexpr const char* kReportSchemaVersion = "2.0.0";
 
 struct RunMetadata {
   std::string command;                  // "verify" | "bench"

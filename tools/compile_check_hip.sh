@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Compile-checks every HIP source (kernels/**/*.hip) for an AMD target with hipcc, with the project's
-# numeric flags (semantics section 1). Needs Debian's hipcc (apt-get install hipcc); no AMD GPU.
+# Compile-checks every HIP source (kernels/**/*.hip) for an AMD target with hipcc, with the
+# project's numeric flags (docs/numeric-contract.md#one-result-on-every-platform). Needs Debian's
+# hipcc (apt-get install hipcc); no AMD GPU.
 #   tools/compile_check_hip.sh [gfx90a|gfx940|...]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -4,12 +4,14 @@
 #
 #   FUSEBENCH_GIT_SHA=<sha> tools/gpu_session.sh DEBS_DIR OUT_DIR STEP...
 # Each STEP is verify:GLOB[:WHERE] or bench:GLOB[:WHERE] on the scenario $SCENARIO (default
-# m31-flash-tp4); reports (<n>-<step>.json/.md) and logs are packed into OUT_DIR/results.tgz.
+# m31-flash-tp4), or verify@SCENARIO:GLOB[:WHERE] for another scenario; reports
+# (<n>-<step>.json/.md) and logs are packed into OUT_DIR/results.tgz. Bench takes
+# --mode $BENCH_MODE (default graph,cold) and any extra options in $BENCH_OPTS.
 # SKIP_TESTS=1 skips the GPU unit tests (CTEST_FILTER narrows them, default "-L kernels"); TORCH_PEERS=1 also times the same operations in PyTorch
 # eager and torch.compile (tools/torch_peers.py).
-# The lent machine gets a copy of the tracked files (at most 64 MiB) and reports/runs alone is past
-# that: for the call, untrack it (git rm -r -q --cached reports/runs, plus an exclude line) and run
-# from an export of the commit (git archive HEAD); git reset -q -- reports/runs afterwards.
+# The lent machine gets a copy of the tracked files (at most 64 MiB); reports/runs stays small
+# (compact reports, tools/compact_report.py; under 5 MB), so the tree fits as it is. Run from an
+# export of the commit (git archive HEAD) so that the reports say git_dirty false.
 set -uo pipefail
 debs="$1"; final="$2"; shift 2
 status=0  # non-zero when any test or step failed
@@ -39,14 +41,16 @@ n=0
 for step in "$@"; do
   n=$((n + 1))
   IFS=: read -r command glob where <<< "$step"
-  name="$n-$command-$(echo "$glob" | tr -c 'a-zA-Z0-9_\n' '_' | sed 's/_*$//')"
+  scenario="${SCENARIO:-m31-flash-tp4}"
+  case "$command" in *@*) scenario="${command#*@}"; command="${command%%@*}";; esac
+  name="$n-${command%%@*}-$(echo "$glob" | tr -c 'a-zA-Z0-9_\n' '_' | sed 's/_*$//')"
   log "$command $glob ${where:+--where $where}"
   if [ "$command" = verify ]; then
-    $fb verify --scenario "${SCENARIO:-m31-flash-tp4}" --kernel "$glob" ${where:+--where "$where"} --backend gpu -q \
+    $fb verify --scenario "$scenario" --kernel "$glob" ${where:+--where "$where"} --backend gpu -q \
       --json "$out/$name.json" 2>&1 | tail -15
   else
-    $fb bench --scenario "${SCENARIO:-m31-flash-tp4}" --kernel "$glob" ${where:+--where "$where"} --backend gpu \
-      --mode "${BENCH_MODE:-both}" -q --json "$out/$name.json" --markdown "$out/$name.md" 2>&1 | tail -60
+    $fb bench --scenario "$scenario" --kernel "$glob" ${where:+--where "$where"} --backend gpu \
+      --mode "${BENCH_MODE:-graph,cold}" ${BENCH_OPTS:-} -q --json "$out/$name.json" --markdown "$out/$name.md" 2>&1 | tail -60
   fi
   code=${PIPESTATUS[0]}
   if [ "$code" != 0 ]; then log "step $n exited $code"; status=1; fi

@@ -41,8 +41,9 @@ __device__ inline void widen(const Bf16x8& v, float (&f)[8]) {
 // value rounds as the codec rounds it (bf16x2_from_float_no_nan, device-swept over all 2^32), and a
 // NaN takes the platform's bytes (NVIDIA's pair conversion writes the quiet NaN 0x7FFF). Callers
 // whose values come from arithmetic may use it as is: the contract leaves a NaN computed in fp32 to
-// the platform (semantics section 2; x86 and NVIDIA already disagree on the NaN an operation
-// returns), which saves F2's fast path one instruction per element. pack_bf16x8 tests first.
+// the platform (docs/numeric-contract.md#number-formats; x86 and NVIDIA already disagree on the NaN
+// an operation returns), which saves F2's fast path one instruction per element. pack_bf16x8 tests
+// first.
 __device__ inline Bf16x8 pack_bf16x8_platform_nan(const float (&f)[8]) {
   Bf16x8 v;
   v.words.x = bf16x2_from_float_no_nan(f[0], f[1]);

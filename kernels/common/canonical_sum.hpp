@@ -1,6 +1,6 @@
-// The canonical fp32 sum of a row (semantics section 1): one order, fixed by the row length alone,
-// shared by every GPU kernel (block of 128 threads) and its CPU twin. First user: the RMSNorm sum of
-// squares (F1); written for any per-element term.
+// The canonical fp32 sum of a row (docs/numeric-contract.md#one-result-on-every-platform): one
+// order, fixed by the row length alone, shared by every GPU kernel (block of 128 threads) and its
+// CPU twin. First user: the RMSNorm sum of squares (F1); written for any per-element term.
 //
 // Order, for a row of n terms t_0 .. t_{n-1}:
 //   1. chunks of 8 consecutive terms are dealt round-robin to 256 partials: term i belongs to

@@ -127,4 +127,25 @@ void launch_empty_kernel(void* stream) {
   gpu_check_launch("empty_kernel");
 }
 
+void begin_capture(void* stream) {
+  // Relaxed: a launcher may query attributes or set a kernel's shared-memory limit while captured.
+  gpu_check(hipStreamBeginCapture(as_stream(stream), hipStreamCaptureModeRelaxed), "hipStreamBeginCapture");
+}
+
+void* end_capture(void* stream) {
+  hipGraph_t graph{};
+  gpu_check(hipStreamEndCapture(as_stream(stream), &graph), "hipStreamEndCapture");
+  hipGraphExec_t exec{};
+  const hipError_t status = hipGraphInstantiateWithFlags(&exec, graph, 0);
+  (void)hipGraphDestroy(graph);
+  gpu_check(status, "hipGraphInstantiateWithFlags");
+  return exec;
+}
+
+void launch_graph(void* graph, void* stream) {
+  gpu_check(hipGraphLaunch(static_cast<hipGraphExec_t>(graph), as_stream(stream)), "hipGraphLaunch");
+}
+
+void destroy_graph(void* graph) noexcept { (void)hipGraphExecDestroy(static_cast<hipGraphExec_t>(graph)); }
+
 }  // namespace fb::gpu

@@ -28,6 +28,12 @@
 #define hipEventRecord                         cudaEventRecord
 #define hipEvent_t                             cudaEvent_t
 #define hipFree                                cudaFree
+#define hipGraphDestroy                        cudaGraphDestroy
+#define hipGraphExecDestroy                    cudaGraphExecDestroy
+#define hipGraphExec_t                         cudaGraphExec_t
+#define hipGraphInstantiateWithFlags           cudaGraphInstantiateWithFlags
+#define hipGraphLaunch                         cudaGraphLaunch
+#define hipGraph_t                             cudaGraph_t
 #define hipGetDevice                           cudaGetDevice
 #define hipGetDeviceCount                      cudaGetDeviceCount
 #define hipGetDeviceProperties                 cudaGetDeviceProperties
@@ -42,7 +48,10 @@
 #define hipMemsetAsync                         cudaMemsetAsync
 #define hipRuntimeGetVersion                   cudaRuntimeGetVersion
 #define hipSetDevice                           cudaSetDevice
+#define hipStreamBeginCapture                  cudaStreamBeginCapture
+#define hipStreamCaptureModeRelaxed            cudaStreamCaptureModeRelaxed
 #define hipStreamCreateWithFlags               cudaStreamCreateWithFlags
+#define hipStreamEndCapture                    cudaStreamEndCapture
 #define hipStreamDefault                       cudaStreamDefault
 #define hipStreamDestroy                       cudaStreamDestroy
 #define hipStreamSynchronize                   cudaStreamSynchronize

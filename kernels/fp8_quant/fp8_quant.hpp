@@ -2,7 +2,7 @@
 //
 // Params (settings) and Buffers (pointers) for the fused kernel, its chain and their CPU emulation.
 // No HIP, no Eigen: this header is included by .hip, emulation and case files alike.
-// Numeric contract: ../../shared/specs/semantics.md section 3, "fp8 activation quant".
+// Numeric contract: docs/numeric-contract.md#fp8-activation-quant.
 #pragma once
 
 #include <cstdint>

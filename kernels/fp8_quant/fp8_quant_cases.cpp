@@ -24,8 +24,8 @@ class Fp8QuantInstance final : public CaseInstance {
 
   std::vector<TensorSpec> outputs() const override { return {fp8_q_spec(p_, "M", "K"), fp8_scales_spec(p_, "M")}; }
 
-  std::vector<TensorSpec> workspace(Role role) const override {
-    if (role == Role::fused) return {};
+  std::vector<TensorSpec> workspace(VariantId variant) const override {
+    if (variant == kFused) return {};
     return {{"amax", DType::i32, {{"M", p_.rows}, {"G", p_.groups_per_row()}}}};
   }
 
@@ -40,18 +40,18 @@ class Fp8QuantInstance final : public CaseInstance {
     return dist_ == Distribution::edge ? std::string(fp8_edge_rows_text) : fb::distribution_text(dist_);
   }
 
-  void run(Role role, const ExecContext& ctx, const TensorPointers& in, const TensorPointers& out,
+  void run(VariantId variant, const ExecContext& ctx, const TensorPointers& in, const TensorPointers& out,
            const TensorPointers& ws) const override {
     Fp8QuantBuffers b;
     b.x = in.get<const std::uint16_t>(0);
     b.q = out.get<std::uint8_t>(0);
     b.scales = out.get<void>(1);
-    b.amax = role == Role::chain ? ws.get<std::uint32_t>(0) : nullptr;
-    run_role(role, ctx, p_, b, &fp8_quant_fused_emu, &fp8_quant_chain_emu, FB_GPU_LAUNCHER(fp8_quant_fused_launch),
+    b.amax = variant == kChain ? ws.get<std::uint32_t>(0) : nullptr;
+    run_role(variant, ctx, p_, b, &fp8_quant_fused_emu, &fp8_quant_chain_emu, FB_GPU_LAUNCHER(fp8_quant_fused_launch),
              FB_GPU_LAUNCHER(fp8_quant_chain_launch));
   }
 
-  std::vector<Fp64Check> check_fp64(const HostTensors& in, const HostTensors& out) const override {
+  std::vector<Fp64Check> check_fp64(const HostTensors& in, const HostTensors& out, const CheckSubset&) const override {
     Fp8QuantRefLayout layout{p_.rows, p_.cols, p_.group_size(), p_.flavour, p_.layout == ScaleLayout::k_major,
                              p_.scale_format == ScaleFormat::e8m0};
     const auto* x = in[0].data<std::uint16_t>();
@@ -63,11 +63,11 @@ class Fp8QuantInstance final : public CaseInstance {
     return fp8_quant_check_fp64(layout, row_ref, out[0].data<std::uint8_t>(), out[1].bytes.data());
   }
 
-  Traffic traffic(Role role) const override {
+  Work work(VariantId variant) const override {
     const std::int64_t x = p_.rows * p_.cols * 2, q = p_.rows * p_.cols;
     const std::int64_t scales = fp8_scale_bytes(p_);
     const std::int64_t amax = p_.scale_count() * 4;
-    if (role == Role::fused) return {x, q + scales};
+    if (variant == kFused) return {x, q + scales};
     return {2 * x + amax, amax + q + scales};  // pass 1 reads x, writes amax; pass 2 reads both again
   }
 
@@ -93,8 +93,10 @@ KernelCase make_case(Fp8Granularity granularity) {
   c.fusion = "F9";
   c.summary = grouped ? "bf16 -> fp8 with one scale per 1x128 group, one vectorised pass"
                       : "bf16 -> fp8 with one scale per row, one vectorised pass";
-  c.spec = "shared/specs/semantics.md section 3, fp8 activation quant";
-  c.claim.kind = Claim::Kind::bitwise;
+  c.spec = "docs/numeric-contract.md#fp8-activation-quant";
+  c.variants = fused_and_chain("one vectorised pass: amax, scale and quant per row or group",
+                               "two launches: amax per group, then scale + quant", 1, 2);
+  c.pairs = {{"fused", "chain", Claim::bitwise(), {}}};
   c.axes = fp8_quant_axes(grouped);
   c.make = [granularity, grouped](const Point& pt) -> std::unique_ptr<CaseInstance> {
     Fp8QuantParams p;

@@ -1,5 +1,5 @@
 // The arithmetic of fp8 activation quant, shared by the kernels and the CPU emulation so that both
-// compute every value the same way (semantics section 3):
+// compute every value the same way (docs/numeric-contract.md#fp8-activation-quant):
 //   amax  = max(1e-10, max |x|)           max of |x| as fp32 bit patterns: exact, order-free, keeps NaN
 //   scale = fl32(amax * fl32(1/MAX))      stored as fp32, or (e8m0) as its power of two rounded up
 //   inv   = 1.0f / scale                  IEEE division (exact 2^(127-s) for e8m0)

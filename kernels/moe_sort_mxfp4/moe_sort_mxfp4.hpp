@@ -7,8 +7,8 @@
 // at sorted positions in the swizzled layout addr(p, y).
 //
 // Params (settings) and Buffers (pointers) for the fused kernels, the chain and their CPU
-// emulation. No HIP, no Eigen. Numeric contract: ../../shared/specs/semantics.md section 3,
-// "MoE sort" and "MXFP4 activation quant, sorted scales".
+// emulation. No HIP, no Eigen. Numeric contract: docs/numeric-contract.md#moe-sort and
+// docs/numeric-contract.md#mxfp4-activation-quant.
 #pragma once
 
 #include <cstdint>
@@ -52,7 +52,7 @@ struct MoeSortMxfp4Params {
   std::int64_t pairs() const { return tokens * topk; }
   std::int64_t scale_cols() const { return cols / kMxBlock; }
   std::int64_t scale_cols_pad() const { return (scale_cols() + 7) / 8 * 8; }
-  // Buffer bound of the sort (semantics): T*k + E*B - k entries.
+  // Buffer bound of the sort (docs/numeric-contract.md#moe-sort): T*k + E*B - k entries.
   std::int64_t max_entries() const { return tokens * topk + experts * block - topk; }
   std::int64_t max_blocks() const { return (max_entries() + block - 1) / block; }
   std::int64_t scale_rows() const { return (max_entries() + 31) / 32 * 32; }
@@ -94,7 +94,8 @@ struct MoeSortMxfp4Buffers {
   std::uint8_t* row_scales = nullptr;          // [rows][K/32]
 };
 
-// The fused role's implementation for these params (the dispatcher of semantics section 3).
+// The fused role's implementation for these params (the dispatcher of
+// docs/numeric-contract.md#mxfp4-activation-quant).
 MoeSortQuantPath moe_sort_quant_path(const MoeSortMxfp4Params& p);
 
 // Host-side validation (InputError with the reason): k >= 256, T >= 2^24 and a sort buffer of 2^31

@@ -49,8 +49,8 @@ class MoeSortMxfp4Instance final : public CaseInstance {
             {"scales", DType::e8m0, {{"P32", p_.scale_rows()}, {"G8", p_.scale_cols_pad()}}}};
   }
 
-  std::vector<TensorSpec> workspace(Role role) const override {
-    const MoeSortQuantPath path = role == Role::chain ? MoeSortQuantPath::chain : moe_sort_quant_path(p_);
+  std::vector<TensorSpec> workspace(VariantId variant) const override {
+    const MoeSortQuantPath path = variant == kChain ? MoeSortQuantPath::chain : moe_sort_quant_path(p_);
     if (path == MoeSortQuantPath::one_launch) return {};
     // The chain and the four-launch path: multi-phase sort tables and per-row scales.
     return {{"chunk_counts", DType::i32, {{"chunks", p_.chunks()}, {"E", p_.experts}}},
@@ -73,7 +73,7 @@ class MoeSortMxfp4Instance final : public CaseInstance {
                        dist_ == Distribution::edge ? std::string(mx_edge_rows_text) : fb::distribution_text(dist_));
   }
 
-  void run(Role role, const ExecContext& ctx, const TensorPointers& in, const TensorPointers& out,
+  void run(VariantId variant, const ExecContext& ctx, const TensorPointers& in, const TensorPointers& out,
            const TensorPointers& ws) const override {
     MoeSortMxfp4Buffers b;
     b.topk_ids = in.get<const std::int32_t>(0);
@@ -92,11 +92,11 @@ class MoeSortMxfp4Instance final : public CaseInstance {
       b.expert_info = ws.get<std::int32_t>(1);
       b.row_scales = ws.get<std::uint8_t>(2);
     }
-    run_role(role, ctx, p_, b, &moe_sort_mxfp4_fused_emu, &moe_sort_mxfp4_chain_emu,
+    run_role(variant, ctx, p_, b, &moe_sort_mxfp4_fused_emu, &moe_sort_mxfp4_chain_emu,
              FB_GPU_LAUNCHER(moe_sort_mxfp4_fused_launch), FB_GPU_LAUNCHER(moe_sort_mxfp4_chain_launch));
   }
 
-  std::vector<Fp64Check> check_fp64(const HostTensors& in, const HostTensors& out) const override {
+  std::vector<Fp64Check> check_fp64(const HostTensors& in, const HostTensors& out, const CheckSubset&) const override {
     const MoeSortRefProblem rp{p_.tokens, p_.topk, p_.experts, p_.block, p_.cols, p_.buf_cols,
                                p_.stage == MoeStage::stage2, p_.rule,
                                p_.masked ? in[3].data<std::int32_t>() : nullptr};
@@ -115,18 +115,23 @@ class MoeSortMxfp4Instance final : public CaseInstance {
                                      in[2].data<std::uint16_t>(), o);
   }
 
-  Traffic traffic(Role role) const override {
+  Work work(VariantId variant) const override {
     // Lower bounds: T*k valid entries (padding depends on the routing), each read row's scales.
     const std::int64_t pairs = p_.pairs(), rows = p_.rows();
     const std::int64_t read = pairs * 8 + rows * p_.cols * 2 + (p_.masked ? p_.experts * 4 : 0);
     const std::int64_t write = pairs * 8 + (pairs + p_.block - 1) / p_.block * 4 + 8 + p_.tokens * p_.buf_cols * 2 +
                                rows * p_.cols / 2 + pairs * p_.scale_cols();
-    const MoeSortQuantPath path = role == Role::chain ? MoeSortQuantPath::chain : moe_sort_quant_path(p_);
+    const MoeSortQuantPath path = variant == kChain ? MoeSortQuantPath::chain : moe_sort_quant_path(p_);
     if (path == MoeSortQuantPath::one_launch) return {read, write};
     // The chain and the four-launch path also write and re-read per-row scales, and their scale
     // sort (gather) re-reads the sorted ids: the same bytes, in one launch fewer for the fused role.
     const std::int64_t row_scales = rows * p_.scale_cols();
     return {read + row_scales + pairs * 4, write + row_scales};
+  }
+
+  int launches(VariantId variant) const override {
+    const MoeSortQuantPath path = variant == kChain ? MoeSortQuantPath::chain : moe_sort_quant_path(p_);
+    return path == MoeSortQuantPath::one_launch ? 1 : path == MoeSortQuantPath::four_launch ? 4 : 5;
   }
 
   std::string skip_reason(Backend backend) const override {
@@ -183,8 +188,10 @@ KernelCase make_case(MoeStage stage) {
   c.fusion = "F5";
   c.summary = std::string("MoE sort + MXFP4 quant of the ") + (s1 ? "stage-1 (row = token)" : "stage-2 (row = token*k + slot)") +
               " activations with scales at sorted positions: one launch up to 1024 tokens, four above";
-  c.spec = "shared/specs/semantics.md section 3, MoE sort + MXFP4 activation quant, sorted scales";
-  c.claim.kind = Claim::Kind::bitwise;
+  c.spec = "docs/numeric-contract.md#moe-sort and #mxfp4-activation-quant";
+  c.variants = fused_and_chain("moe_sort_quant (one launch, T <= 1024) or moe_sort_quant_large (four launches)",
+                               "sort (3 launches) -> MXFP4 quant of every row -> scale sort", 1, 5);
+  c.pairs = {{"fused", "chain", Claim::bitwise(), {}}};
   c.axes = moe_sort_mxfp4_axes(stage);
   c.make = [stage](const Point& pt) -> std::unique_ptr<CaseInstance> {
     MoeSortMxfp4Params p;

@@ -1,6 +1,6 @@
 // The arithmetic of F5, shared by every kernel and the CPU emulation (host and device, FB_HD), so
-// that both compute each byte the same way (semantics section 2 and section 3, "MoE sort" and
-// "MXFP4 activation quant, sorted scales"):
+// that both compute each byte the same way (docs/numeric-contract.md#number-formats, #moe-sort and
+// #mxfp4-activation-quant):
 //   entry  = (slot << 24) | token; sentinel (k << 24) | T with weight +0.0
 //   padded = ceil(count / B) * B for an expert with tokens, 0 without
 //   amax   = integer max of |x| as fp32 bit patterns over 32 elements (exact, order-free, keeps NaN)

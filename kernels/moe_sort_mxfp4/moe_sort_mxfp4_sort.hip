@@ -1,4 +1,4 @@
-// The multi-phase MoE sort (semantics section 3, "MoE sort"): three launches, shared by the chain
+// The multi-phase MoE sort (docs/numeric-contract.md#moe-sort): three launches, shared by the chain
 // and by moe_sort_quant_large (whose first launch runs the count body next to its quant blocks).
 //   moe_sort_count_kernel    one block per 256-token chunk: pairs per expert in the chunk
 //   moe_sort_scan_kernel     one block: chunk counts -> exclusive offsets (chunks in order, per

@@ -1,4 +1,4 @@
-// CPU emulation of the MoE sort in its two algorithms (semantics section 3, "MoE sort"):
+// CPU emulation of the MoE sort in its two algorithms (docs/numeric-contract.md#moe-sort):
 //   multi-phase (chain and four-launch): per-chunk counts -> one scan -> scatter by rank in chunk
 //   one-launch:  a bitmap of (expert, token) -> counts by popcount -> scan -> scatter by rank
 // Both place pair (t, slot) of expert e at start[e] + (tokens before t routed to e), which is the

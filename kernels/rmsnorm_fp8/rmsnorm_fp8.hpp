@@ -4,7 +4,7 @@
 //
 // Params (settings) and Buffers (pointers) for the plain norm kernel (the chain's first member), the
 // fused producer, the chain and their CPU emulation. No HIP, no Eigen.
-// Numeric contract: ../../shared/specs/semantics.md section 3, "Gemma RMSNorm (+ residual)".
+// Numeric contract: docs/numeric-contract.md#gemma-rmsnorm-fp8.
 #pragma once
 
 #include <cstdint>

@@ -38,8 +38,8 @@ class RmsnormFp8Instance final : public CaseInstance {
   }
 
   // The chain's bf16 out travels through memory: a workspace unless it is an output.
-  std::vector<TensorSpec> workspace(Role role) const override {
-    if (role == Role::fused || p_.write_out) return {};
+  std::vector<TensorSpec> workspace(VariantId variant) const override {
+    if (variant == kFused || p_.write_out) return {};
     return {{"y", DType::bf16, {m(), h()}}};
   }
 
@@ -57,7 +57,7 @@ class RmsnormFp8Instance final : public CaseInstance {
     return dist_ == Distribution::edge ? std::string(rmsnorm_edge_rows_text) : fb::distribution_text(dist_);
   }
 
-  void run(Role role, const ExecContext& ctx, const TensorPointers& in, const TensorPointers& out,
+  void run(VariantId variant, const ExecContext& ctx, const TensorPointers& in, const TensorPointers& out,
            const TensorPointers& ws) const override {
     RmsnormFp8Buffers b;
     b.x = in.get<const std::uint16_t>(0);
@@ -69,13 +69,13 @@ class RmsnormFp8Instance final : public CaseInstance {
     if (p_.residual) b.residual_out = out.get<std::uint16_t>(next++);
     if (p_.write_out)
       b.out = out.get<std::uint16_t>(next);
-    else if (role == Role::chain)
+    else if (variant == kChain)
       b.out = ws.get<std::uint16_t>(0);
-    run_role(role, ctx, p_, b, &rmsnorm_fp8_fused_emu, &rmsnorm_fp8_chain_emu,
+    run_role(variant, ctx, p_, b, &rmsnorm_fp8_fused_emu, &rmsnorm_fp8_chain_emu,
              FB_GPU_LAUNCHER(rmsnorm_fp8_fused_launch), FB_GPU_LAUNCHER(rmsnorm_fp8_chain_launch));
   }
 
-  std::vector<Fp64Check> check_fp64(const HostTensors& in, const HostTensors& out) const override {
+  std::vector<Fp64Check> check_fp64(const HostTensors& in, const HostTensors& out, const CheckSubset&) const override {
     RmsnormRefProblem rp;
     rp.rows = p_.rows;
     rp.hidden = p_.hidden;
@@ -97,12 +97,12 @@ class RmsnormFp8Instance final : public CaseInstance {
   }
 
   // Each role's bytes, every tensor once. The chain writes y and reads it back.
-  Traffic traffic(Role role) const override {
+  Work work(VariantId variant) const override {
     const std::int64_t mh = p_.rows * p_.hidden;
     const std::int64_t x = 2 * mh * (p_.residual ? 2 : 1) + 2 * p_.hidden;
     const std::int64_t residual_out = p_.residual ? 2 * mh : 0;
     const std::int64_t q = mh + fp8_scale_bytes(p_.quant());
-    if (role == Role::fused) return {x, residual_out + q + (p_.write_out ? 2 * mh : 0)};
+    if (variant == kFused) return {x, residual_out + q + (p_.write_out ? 2 * mh : 0)};
     return {x + 2 * mh, residual_out + 2 * mh + q};
   }
 
@@ -138,8 +138,10 @@ KernelCase make_case(Fp8Granularity granularity) {
   c.fusion = "F1";
   c.summary = grouped ? "Gemma RMSNorm (+residual) writing fp8 with 1x128 scales, one pass"
                       : "Gemma RMSNorm (+residual) writing fp8 with per-token scales, one pass";
-  c.spec = "shared/specs/semantics.md section 3, Gemma RMSNorm (+ residual) and its fp8 producer (F1)";
-  c.claim.kind = Claim::Kind::bitwise;
+  c.spec = "docs/numeric-contract.md#gemma-rmsnorm-fp8";
+  c.variants = fused_and_chain("one pass: RMSNorm (+ residual) and the fp8 epilogue",
+                               "RMSNorm (bf16 out) -> fp8 quant", 1, 2);
+  c.pairs = {{"fused", "chain", Claim::bitwise(), {}}};
   c.axes = rmsnorm_fp8_axes(grouped);
   c.make = [granularity, grouped](const Point& pt) -> std::unique_ptr<CaseInstance> {
     RmsnormFp8Params p;

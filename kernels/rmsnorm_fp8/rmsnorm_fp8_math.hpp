@@ -1,4 +1,5 @@
-// The arithmetic of Gemma RMSNorm, shared by the kernels and the CPU emulation (semantics section 3):
+// The arithmetic of Gemma RMSNorm, shared by the kernels and the CPU emulation
+// (docs/numeric-contract.md#gemma-rmsnorm-fp8):
 //   s  = f32(x) + f32(residual)            one fp32 add (s = f32(x), exact, without residual)
 //   ss = canonical sum of s*s              kernels/common/canonical_sum.hpp (s*s its own multiply)
 //   r  = 1 / sqrt(ss / n + eps)            IEEE divide, IEEE sqrt, IEEE divide (no rsqrt)

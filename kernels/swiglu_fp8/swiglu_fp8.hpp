@@ -4,7 +4,7 @@
 //
 // Params (settings) and Buffers (pointers) for the plain SwiGLU kernel (the chain's first member),
 // the fused producer, the chain and their CPU emulation. No HIP, no Eigen.
-// Numeric contract: ../../shared/specs/semantics.md section 3, "SwiGLU and its fp8 producer (F2)".
+// Numeric contract: docs/numeric-contract.md#swiglu-fp8.
 #pragma once
 
 #include <cstdint>

@@ -30,8 +30,8 @@ class SwigluFp8Instance final : public CaseInstance {
   }
 
   // The chain's bf16 out travels through memory: a workspace unless it is an output.
-  std::vector<TensorSpec> workspace(Role role) const override {
-    if (role == Role::fused || p_.write_out) return {};
+  std::vector<TensorSpec> workspace(VariantId variant) const override {
+    if (variant == kFused || p_.write_out) return {};
     return {{"y", DType::bf16, {t(), d()}}};
   }
 
@@ -46,7 +46,7 @@ class SwigluFp8Instance final : public CaseInstance {
     return dist_ == Distribution::edge ? std::string(swiglu_edge_rows_text) : fb::distribution_text(dist_);
   }
 
-  void run(Role role, const ExecContext& ctx, const TensorPointers& in, const TensorPointers& out,
+  void run(VariantId variant, const ExecContext& ctx, const TensorPointers& in, const TensorPointers& out,
            const TensorPointers& ws) const override {
     SwigluFp8Buffers b;
     b.gate_up = in.get<const std::uint16_t>(0);
@@ -54,13 +54,13 @@ class SwigluFp8Instance final : public CaseInstance {
     b.scales = out.get<void>(1);
     if (p_.write_out)
       b.out = out.get<std::uint16_t>(2);
-    else if (role == Role::chain)
+    else if (variant == kChain)
       b.out = ws.get<std::uint16_t>(0);
-    run_role(role, ctx, p_, b, &swiglu_fp8_fused_emu, &swiglu_fp8_chain_emu, FB_GPU_LAUNCHER(swiglu_fp8_fused_launch),
+    run_role(variant, ctx, p_, b, &swiglu_fp8_fused_emu, &swiglu_fp8_chain_emu, FB_GPU_LAUNCHER(swiglu_fp8_fused_launch),
              FB_GPU_LAUNCHER(swiglu_fp8_chain_launch));
   }
 
-  std::vector<Fp64Check> check_fp64(const HostTensors& in, const HostTensors& out) const override {
+  std::vector<Fp64Check> check_fp64(const HostTensors& in, const HostTensors& out, const CheckSubset&) const override {
     SwigluRefProblem rp;
     rp.rows = p_.rows;
     rp.d = p_.d;
@@ -76,10 +76,10 @@ class SwigluFp8Instance final : public CaseInstance {
   }
 
   // Each role's bytes, every tensor once. The chain writes out and reads it back.
-  Traffic traffic(Role role) const override {
+  Work work(VariantId variant) const override {
     const std::int64_t td = p_.rows * p_.d;
     const std::int64_t q = td + fp8_scale_bytes(p_.quant());
-    if (role == Role::fused) return {4 * td, q + (p_.write_out ? 2 * td : 0)};
+    if (variant == kFused) return {4 * td, q + (p_.write_out ? 2 * td : 0)};
     return {4 * td + 2 * td, 2 * td + q};
   }
 
@@ -113,8 +113,9 @@ KernelCase make_case(Fp8Granularity granularity) {
   c.fusion = "F2";
   c.summary = grouped ? "SwiGLU writing the down projection's fp8 with 1x128 scales, one pass"
                       : "SwiGLU writing the down projection's fp8 with per-token scales, one pass";
-  c.spec = "shared/specs/semantics.md section 3, SwiGLU and its fp8 producer (F2)";
-  c.claim.kind = Claim::Kind::bitwise;
+  c.spec = "docs/numeric-contract.md#swiglu-fp8";
+  c.variants = fused_and_chain("one pass: SwiGLU and the fp8 epilogue", "SwiGLU (bf16 out) -> fp8 quant", 1, 2);
+  c.pairs = {{"fused", "chain", Claim::bitwise(), {}}};
   c.axes = swiglu_fp8_axes(grouped);
   c.make = [granularity, grouped](const Point& pt) -> std::unique_ptr<CaseInstance> {
     SwigluFp8Params p;

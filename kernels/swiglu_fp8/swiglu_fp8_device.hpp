@@ -31,8 +31,8 @@ __device__ inline GateUpChunk load_gate_up(const std::uint16_t* gate_up, std::in
 // swiglu_oai's clamps on packed bf16 inputs, where the hardware has a NaN-keeping bf16x2 min/max
 // (NVIDIA sm_80+): one instruction per pair instead of a compare and select per element. Exact:
 // +-7 are bf16 values and a clamp commutes with the widening. A NaN stays NaN (as the canonical
-// NaN; NaN bytes are free where the input was NaN, semantics section 2, and NVIDIA's arithmetic
-// would canonicalise it anyway).
+// NaN; NaN bytes are free where the input was NaN, docs/numeric-contract.md#number-formats, and
+// NVIDIA's arithmetic would canonicalise it anyway).
 #if defined(__CUDA_ARCH__)
 #define FB_SWIGLU_PACKED_CLAMPS 1
 __device__ inline std::uint32_t min_nan_bf16x2(std::uint32_t a, std::uint32_t b) {

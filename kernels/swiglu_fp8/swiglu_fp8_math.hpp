@@ -1,4 +1,5 @@
-// The arithmetic of SwiGLU, shared by the kernels and the CPU emulation (semantics section 3):
+// The arithmetic of SwiGLU, shared by the kernels and the CPU emulation
+// (docs/numeric-contract.md#swiglu-fp8):
 //   swiglu_oai  g = min(gate, 7); u = clamp(up, -7, 7)        exact (NaN passes through)
 //               z = fl32(1.702f * g); sig = 1 / (1 + exp(-z))  project exp, IEEE add and divide
 //               out = bf16((g * sig) * (u + 1))                  three fp32 roundings, then bf16

@@ -1,4 +1,4 @@
-// bf16 <-> fp32, bit-exact (semantics section 2).
+// bf16 <-> fp32, bit-exact (docs/numeric-contract.md#number-formats).
 //
 // Encode: round to nearest even on the top 16 bits of the fp32 pattern. A NaN keeps its sign and
 // becomes quiet (bit 6 of the bf16 set); the integer add below would otherwise turn a NaN with a

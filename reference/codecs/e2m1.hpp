@@ -1,4 +1,4 @@
-// fp4 e2m1 <-> fp32, bit-exact (semantics section 2).
+// fp4 e2m1 <-> fp32, bit-exact (docs/numeric-contract.md#number-formats).
 //
 // Codes 0..7 are 0, 0.5, 1, 1.5, 2, 3, 4, 6; bit 3 is the sign; there is no inf or NaN. Two codes
 // share a byte, element 2j in the low nibble. A negative value that rounds to zero is 0x8.

@@ -1,5 +1,5 @@
-// e8m0 scale bytes (semantics section 2): byte s means 2^(s-127); 0xFF is NaN; byte 0 is 2^-127,
-// an fp32 subnormal (never zero).
+// e8m0 scale bytes (docs/numeric-contract.md#number-formats): byte s means 2^(s-127); 0xFF is
+// NaN; byte 0 is 2^-127, an fp32 subnormal (never zero).
 //
 // Three rules pick the MX block scale from the block's amax (32 elements along K):
 //   roundup (default)  amax floored at 1e-10; y = fl32(amax * fl32(1/6)); s = biased exponent of y,
@@ -20,13 +20,25 @@ inline constexpr std::uint32_t kAmaxFloorBits = 0x2EDBE6FFu;
 // fl32(1/6).
 inline constexpr std::uint32_t kInvSixBits = 0x3E2AAAABu;
 
-// Power of two at or above y, as an e8m0 byte: the exponent of y rounded up. NaN/inf give 0xFF.
+// The power of two at or above |y|, as an e8m0 byte, saturated to the byte range:
+//   |y| <= 2^-127 (zero and the smallest subnormals)  0    (2^-127, the smallest scale)
+//   2^-127 < |y| <= 2^127                              the exponent of |y| rounded up (exact)
+//   |y| > 2^127, finite                                254  (2^127, the largest scale)
+//   |y| infinite or NaN                                0xFF (NaN: no scale can hold the block)
+// The sign is ignored. On every finite fp32 this is the CUDA toolkit's
+// __nv_cvt_float_to_e8m0(y, __NV_SATFINITE, cudaRoundPosInf); on inf the toolkit's saturating form
+// gives 254 and its non-saturating form 0xFF, and the contract wants the NaN scale (0xFF), so an
+// infinite amax cannot pass as a finite block. Both callers (the MX roundup rule and fp8 quant's
+// e8m0 scales) floor amax at 1e-10 and multiply it by fl32(1/6) or a smaller fl32(1/MAX), so a
+// finite y lies in [2^-43, 2^126): neither saturation ever reaches them.
 FB_HD std::uint8_t e8m0_round_up(float y) {
   const std::uint32_t u = float_bits(y) & 0x7FFFFFFFu;
-  const std::uint32_t exponent = u >> 23;
-  if (exponent == 0xFFu) return 0xFFu;
-  const std::uint32_t s = exponent + ((u & 0x7FFFFFu) != 0u ? 1u : 0u);
-  return static_cast<std::uint8_t>(s > 0xFFu ? 0xFFu : s);
+  if (u >= 0x7F800000u) return 0xFFu;  // inf or NaN
+  if (u <= 0x00400000u) return 0u;     // at or below 2^-127
+  if (u > 0x7F000000u) return 254u;    // above 2^127
+  // Here the exponent field is at most 254 with a zero mantissa, or at most 253 with a non-zero
+  // one; the fp32 subnormals in (2^-127, 2^-126) have field 0 and a non-zero mantissa: byte 1.
+  return static_cast<std::uint8_t>((u >> 23) + ((u & 0x7FFFFFu) != 0u ? 1u : 0u));
 }
 
 // max(amax, 1e-10) on fp32 bit patterns of non-negative values: the integer order is the numeric

@@ -1,4 +1,5 @@
-// fp8 e4m3fn (OCP) and e4m3fnuz (AMD gfx942) <-> fp32, bit-exact (semantics section 2).
+// fp8 e4m3fn (OCP) and e4m3fnuz (AMD gfx942) <-> fp32, bit-exact
+// (docs/numeric-contract.md#number-formats).
 //
 // Encoders saturate: the input is clamped to +-MAX first, then rounded to nearest even, so +-inf
 // gives +-MAX (as NVIDIA's satfinite). A NaN input gives NaN: 0x7F/0xFF by its sign for e4m3fn,
@@ -131,8 +132,8 @@ FB_HD float fp8_max(Fp8Flavour f) {
   return bits_float(f == Fp8Flavour::e4m3fn ? Fp8E4m3fnFormat::kMaxBits : Fp8E4m3fnuzFormat::kMaxBits);
 }
 
-// fl32(1 / MAX), the multiplier of the scale rule (semantics section 3): 1/448 and 1/240 rounded
-// once to fp32. The unit test recomputes both in double.
+// fl32(1 / MAX), the multiplier of the scale rule (docs/numeric-contract.md#fp8-activation-quant):
+// 1/448 and 1/240 rounded once to fp32. The unit test recomputes both in double.
 FB_HD float fp8_inv_max(Fp8Flavour f) {
   return bits_float(f == Fp8Flavour::e4m3fn ? 0x3B124925u : 0x3B888889u);
 }

@@ -44,7 +44,8 @@ FB_HD float bits_float(std::uint32_t u) {
 }
 
 // IEEE fused multiply-add, rounded once. Written out wherever the numeric contract uses an fma, so
-// that no compiler is left to decide (contraction is off everywhere: semantics section 1).
+// that no compiler is left to decide (contraction is off everywhere:
+// docs/numeric-contract.md#one-result-on-every-platform).
 FB_HD float fma32(float a, float b, float c) {
 #if FB_DEVICE_PASS
   return __fmaf_rn(a, b, c);

@@ -1,4 +1,5 @@
-// The project's exp and sigmoid: one implementation for host and device (semantics section 1).
+// The project's exp and sigmoid: one implementation for host and device
+// (docs/numeric-contract.md#one-result-on-every-platform).
 //
 // Made only of IEEE-exact operations (+ - * and explicit fma), so the CPU emulation, NVIDIA and AMD
 // give the same bits. Vendor exp intrinsics differ between platforms and are not used.

@@ -1,6 +1,8 @@
 // The registry: globbing by case or family name, duplicate names rejected, axes validated.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "core/registry.hpp"
 #include "support/test_family.hpp"
 
@@ -37,8 +39,23 @@ TEST(Registry, EveryRegisteredCaseIsComplete) {
     EXPECT_FALSE(c.spec.empty()) << c.name;
     EXPECT_TRUE(c.make) << c.name;
     EXPECT_NE(c.axis("dist"), nullptr) << c.name << " has no input distribution axis";
-    if (c.claim.kind == Claim::Kind::bound) {
-      EXPECT_FALSE(c.claim.bound.reason.empty()) << c.name;
+    EXPECT_TRUE(c.spec.starts_with("docs/")) << c.name << ": its contract must be in the project's own docs";
+    ASSERT_GE(c.variants.size(), 2u) << c.name;
+    ASSERT_FALSE(c.pairs.empty()) << c.name;
+    std::set<std::string> names;
+    for (const VariantSpec& v : c.variants) {
+      EXPECT_TRUE(names.insert(v.name).second) << c.name << ": variant " << v.name << " twice";
+      EXPECT_GE(v.launches, 1) << c.name << "/" << v.name;
+      if (v.emulation.kind == Claim::Kind::bound) {
+        EXPECT_FALSE(v.emulation.bound.reason.empty()) << c.name << "/" << v.name;
+        EXPECT_FALSE(v.emulation_note.empty()) << c.name << "/" << v.name << ": say why the emulation is not bitwise";
+      }
+    }
+    for (const PairClaim& p : c.pairs) {
+      EXPECT_NO_THROW(c.variant_id(p.variant)) << c.name;
+      EXPECT_NO_THROW(c.variant_id(p.reference)) << c.name;
+      EXPECT_NE(p.variant, p.reference) << c.name;
+      if (p.claim.kind == Claim::Kind::bound) EXPECT_FALSE(p.claim.bound.reason.empty()) << c.name;
     }
   }
 }

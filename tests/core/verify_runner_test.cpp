@@ -3,6 +3,8 @@
 // passes every check.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/errors.hpp"
 #include "core/session.hpp"
 #include "core/verify_runner.hpp"
@@ -30,7 +32,7 @@ const CheckResult* find(const CaseResult& r, const std::string& id, bool passed)
 TEST(VerifyRunner, CorrectKernelPassesEveryCheck) {
   const CaseResult r = verify(Fault::none);
   EXPECT_EQ(r.outcome, Outcome::pass) << r.reason;
-  EXPECT_NE(find(r, "check/chain/bitwise", true), nullptr);
+  EXPECT_NE(find(r, "check/pair/fused~chain/bitwise", true), nullptr);
   EXPECT_NE(find(r, "check/fp64/fused", true), nullptr);
   EXPECT_NE(find(r, "check/fp64/chain", true), nullptr);
   EXPECT_NE(find(r, "check/repeat/fused", true), nullptr);
@@ -47,7 +49,7 @@ TEST(VerifyRunner, UnwrittenElementIsMistrustedNotPassed) {
   EXPECT_NE(unwritten->message.find("1 elements never written"), std::string::npos) << unwritten->message;
   EXPECT_NE(unwritten->message.find("[N=255]"), std::string::npos) << unwritten->message;
   // The chain check also fails: the NaN poison never matches.
-  const CheckResult* chain = find(r, "check/chain/bitwise", false);
+  const CheckResult* chain = find(r, "check/pair/fused~chain/bitwise", false);
   ASSERT_NE(chain, nullptr);
   EXPECT_NE(chain->message.find("[N=255]"), std::string::npos) << chain->message;
 }
@@ -55,7 +57,7 @@ TEST(VerifyRunner, UnwrittenElementIsMistrustedNotPassed) {
 TEST(VerifyRunner, ChainMismatchFailsWithFirstMismatch) {
   const CaseResult r = verify(Fault::chain_off_by_one_ulp);
   EXPECT_EQ(r.outcome, Outcome::fail);
-  const CheckResult* chain = find(r, "check/chain/bitwise", false);
+  const CheckResult* chain = find(r, "check/pair/fused~chain/bitwise", false);
   ASSERT_NE(chain, nullptr);
   EXPECT_NE(chain->message.find("1 of 256 elements differ"), std::string::npos) << chain->message;
   EXPECT_NE(chain->message.find("first at [N=5] (index 5)"), std::string::npos) << chain->message;
@@ -82,7 +84,7 @@ TEST(VerifyRunner, NanOutputNeverPasses) {
   const CheckResult* fp64 = find(r, "check/fp64/fused", false);
   ASSERT_NE(fp64, nullptr);
   EXPECT_NE(fp64->message.find("NaN"), std::string::npos);
-  EXPECT_NE(find(r, "check/chain/bitwise", false), nullptr);  // identical NaN bytes still do not match
+  EXPECT_NE(find(r, "check/pair/fused~chain/bitwise", false), nullptr);  // identical NaN bytes still do not match
 }
 
 TEST(VerifyRunner, InjectedFaultIsCaughtByTheChainCheck) {
@@ -94,7 +96,7 @@ TEST(VerifyRunner, InjectedFaultIsCaughtByTheChainCheck) {
   options.fault = FaultInjection::flip_fused_element;
   const CaseResult r = verify_case(kc, p, options, cpu);
   EXPECT_EQ(r.outcome, Outcome::fail);
-  const CheckResult* chain = find(r, "check/chain/bitwise", false);
+  const CheckResult* chain = find(r, "check/pair/fused~chain/bitwise", false);
   ASSERT_NE(chain, nullptr);
   EXPECT_NE(chain->message.find("first at [N=32]"), std::string::npos) << chain->message;
 }
@@ -106,12 +108,78 @@ TEST(VerifyRunner, NondeterministicKernelIsCheckedWithinItsBoundNotBitwise) {
   Session cpu("cpu");
   const CaseResult r = verify_case(kc, p, VerifyOptions{}, cpu);
   EXPECT_EQ(r.outcome, Outcome::pass) << r.reason;
-  EXPECT_NE(find(r, "check/chain/bound", true), nullptr);
+  EXPECT_NE(find(r, "check/pair/fused~chain/bound", true), nullptr);
   EXPECT_EQ(find(r, "check/repeat/fused", true), nullptr);  // no bitwise repeat claim
   EXPECT_NE(find(r, "check/trust/unwritten", true), nullptr);
   // Unwritten elements are still caught without a repeat claim.
   const CaseResult broken = verify_case(testing::doubling_case(Fault::skip_last_element, false), p, VerifyOptions{}, cpu);
   EXPECT_EQ(broken.outcome, Outcome::mistrusted);
+}
+
+TEST(VerifyRunner, EveryDeclaredPairIsCheckedAndNamed) {
+  testing::TestCaseOptions o;
+  o.third_variant = true;
+  Point p;
+  p.set("N", std::int64_t{64});
+  Session cpu("cpu");
+  const CaseResult good = verify_case(testing::doubling_case(Fault::none, o), p, VerifyOptions{}, cpu);
+  EXPECT_EQ(good.outcome, Outcome::pass) << good.reason;
+  EXPECT_NE(find(good, "check/pair/twin~fused/bitwise", true), nullptr);
+  EXPECT_NE(find(good, "check/fp64/twin", true), nullptr);
+  EXPECT_NE(find(good, "check/repeat/twin", true), nullptr);
+  EXPECT_EQ(good.fingerprints.size(), 3u);
+  const CaseResult bad = verify_case(testing::doubling_case(Fault::twin_off_by_one_ulp, o), p, VerifyOptions{}, cpu);
+  EXPECT_EQ(bad.outcome, Outcome::fail);
+  const CheckResult* twin = find(bad, "check/pair/twin~fused/bitwise", false);
+  ASSERT_NE(twin, nullptr);
+  EXPECT_NE(twin->message.find("first at [N=5]"), std::string::npos) << twin->message;
+  EXPECT_NE(find(bad, "check/pair/fused~chain/bitwise", true), nullptr);  // the other pair still holds
+}
+
+TEST(VerifyRunner, CheckBudgetTakesASeededSubsetButPairsStillCoverWholeOutputs) {
+  testing::TestCaseOptions o;
+  o.check_cost_per_element = 1000.0;  // 1024 elements: 1.0e6 operations per variant
+  Point p;
+  p.set("N", std::int64_t{1024});
+  Session cpu("cpu");
+  VerifyOptions v;
+  v.check_budget = 1.0e5;  // a tenth: about 13 of 128 units
+  const CaseResult r = verify_case(testing::doubling_case(Fault::none, o), p, v, cpu);
+  EXPECT_EQ(r.outcome, Outcome::pass) << r.reason;
+  EXPECT_FALSE(r.subset.full);
+  EXPECT_EQ(r.subset.total, 128);
+  EXPECT_GE(r.subset.units.size(), 2u);
+  EXPECT_LT(r.subset.units.size(), 20u);
+  EXPECT_EQ(r.subset.units.front(), 0);
+  EXPECT_EQ(r.subset.units.back(), 127);
+  EXPECT_TRUE(std::is_sorted(r.subset.units.begin(), r.subset.units.end()));
+  // The same seed and point give the same subset; a full check ignores the budget.
+  const CaseResult again = verify_case(testing::doubling_case(Fault::none, o), p, v, cpu);
+  EXPECT_EQ(again.subset.units, r.subset.units);
+  v.full_check = true;
+  EXPECT_TRUE(verify_case(testing::doubling_case(Fault::none, o), p, v, cpu).subset.full);
+  // A chain error outside the subset's units (element 5 lies in unit 0, which is always checked,
+  // so use the pair check instead): the pair compares whole outputs whatever the subset.
+  v.full_check = false;
+  const CaseResult bad = verify_case(testing::doubling_case(Fault::chain_off_by_one_ulp, o), p, v, cpu);
+  EXPECT_EQ(bad.outcome, Outcome::fail);
+  EXPECT_NE(find(bad, "check/pair/fused~chain/bitwise", false), nullptr);
+}
+
+TEST(VerifyRunner, SubsetChoiceIsProportionalToTheBudget) {
+  testing::TestCaseOptions o;
+  o.check_cost_per_element = 1.0;
+  Point p;
+  p.set("N", std::int64_t{8000});
+  const auto inst = testing::doubling_case(Fault::none, o).make(p);
+  VerifyOptions v;
+  v.check_budget = 8000.0 * 2;  // two variants at 8000 each: exactly affordable
+  EXPECT_TRUE(choose_check_subset(*inst, 2, 7, v).full);
+  v.check_budget = 8000.0 * 2 / 4;  // a quarter of the units
+  const CheckSubset s = choose_check_subset(*inst, 2, 7, v);
+  EXPECT_FALSE(s.full);
+  EXPECT_EQ(static_cast<std::int64_t>(s.units.size()), 1000 / 4);
+  EXPECT_NE(choose_check_subset(*inst, 2, 8, v).units, s.units);  // another seed, other units
 }
 
 TEST(VerifyRunner, InputSeedDependsOnRunSeedCaseAndPoint) {

@@ -95,10 +95,10 @@ TEST_P(DeviceCodecs, EveryFp32InputGivesTheHostBytes) {
       const auto u = static_cast<std::uint32_t>(first + static_cast<std::uint64_t>(i));
       host_codec(which, u, want);
       const std::uint8_t* have = got.data() + static_cast<std::size_t>(i) * width;
-      // exp of a NaN is a NaN whose payload is the platform's (semantics section 2: any NaN is
-      // accepted where the input was NaN); every other result is compared byte for byte.
-      // The bounded sigmoid's contract covers z <= 86 and NaN; above, its arithmetic leaves fp32's
-      // range and the NaN payloads are the platform's.
+      // exp of a NaN is a NaN whose payload is the platform's
+      // (docs/numeric-contract.md#number-formats: any NaN is accepted where the input was NaN);
+      // every other result is compared byte for byte. The bounded sigmoid's contract covers z <= 86
+      // and NaN; above, its arithmetic leaves fp32's range and the NaN payloads are the platform's.
       if (which == CodecSweep::sigmoid_z_at_most_86 && !is_nan_bits(u) && !(bits_float(u) <= 86.0f)) continue;
       // The guard-free reciprocal's range is its callers' promise: [1, 2^126), every input there.
       if (which == CodecSweep::ieee_reciprocal_in_range && (u < 0x3F800000u || u >= 0x7E800000u)) continue;

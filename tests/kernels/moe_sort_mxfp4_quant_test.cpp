@@ -162,16 +162,16 @@ TEST(MoeSortMxfp4Cases, GpuOnlyPointsSkipOnTheCpuWithAReason) {
     EXPECT_NE(inst->skip_reason(Backend::cpu).find("GPU only"), std::string::npos);
     EXPECT_EQ(inst->skip_reason(Backend::gpu), "");
     // Four launches and the chain fallback both keep per-row scales in the workspace.
-    EXPECT_EQ(inst->workspace(Role::fused).back().name, "row_scales");
+    EXPECT_EQ(inst->workspace(kFused).back().name, "row_scales");
   }
   // Four launches move the chain's bytes (per-row scales written and gathered back) in one launch
   // fewer; the one-launch path skips the per-row scales and the sorted-id re-read.
   const auto large = kc.make(point(32768, 6144, "roundup", "rne", "normal"));
   EXPECT_EQ(large->skip_reason(Backend::cpu), "");
-  EXPECT_EQ(large->traffic(Role::fused).total(), large->traffic(Role::chain).total());
+  EXPECT_EQ(large->work(kFused).bytes(), large->work(kChain).bytes());
   const auto small = kc.make(point(1024, 6144, "roundup", "rne", "normal"));
-  EXPECT_TRUE(small->workspace(Role::fused).empty());
-  EXPECT_LT(small->traffic(Role::fused).total(), small->traffic(Role::chain).total());
+  EXPECT_TRUE(small->workspace(kFused).empty());
+  EXPECT_LT(small->work(kFused).bytes(), small->work(kChain).bytes());
 }
 
 TEST(MoeSortMxfp4Cases, ImpossiblePointIsRejectedWithAReason) {

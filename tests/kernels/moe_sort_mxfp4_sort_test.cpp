@@ -1,4 +1,4 @@
-// MoE sort + MXFP4 quant (F5), the sort and its inputs: the background note's worked example on
+// MoE sort + MXFP4 quant (F5), the sort and its inputs: the contract's worked example on
 // every path, the address and scale vectors, element ties, the validator's rejections, and routing
 // corner cases against the fp64 reference sort.
 #include "moe_sort_mxfp4_testing.hpp"
@@ -8,10 +8,11 @@ namespace {
 
 using namespace moe_testing;
 
-// ---- the background note's worked example and vectors ----
+// ---- the worked example and vectors of docs/numeric-contract.md#moe-sort and
+// #mxfp4-activation-quant ----
 
 TEST(MoeSortMxfp4Sort, WorkedExampleMatchesBackgroundNoteOnEveryPath) {
-  // E=6, topk=3, B=4, T=5 (background section 1.3).
+  // E=6, topk=3, B=4, T=5 (docs/numeric-contract.md#moe-sort).
   Problem pr{params(5, 6, 3, 32, 4), {0, 3, 5, 2, 3, 5, 1, 3, 5, 1, 2, 3, 1, 3, 5}, {}, std::vector<float>(15), {}};
   for (int i = 0; i < 15; ++i) pr.weights[i] = 0.5f + i;
   pr.x.assign(5 * 32, 0x3F80);
@@ -62,7 +63,7 @@ TEST(MoeSortMxfp4Scales, AddressMatchesBackgroundVectors) {
 }
 
 TEST(MoeSortMxfp4Scales, ScaleRulesMatchBackgroundTable) {
-  // amax -> (even, roundup, floor); the first two columns are the note's section 2.3 table.
+  // amax -> (even, roundup, floor), the table of docs/numeric-contract.md#mxfp4-activation-quant.
   const struct {
     float amax;
     int even, roundup, floor;
@@ -91,7 +92,7 @@ TEST(MoeSortMxfp4Scales, CodecEqualsExactMxScaleForEveryBf16Amax) {
 }
 
 TEST(MoeSortMxfp4Quant, TiesRoundToEvenOrAwayByOption) {
-  // Background section 2.4: R1 (rne) and R2 (half_away) differ only at exact ties.
+  // rne and half_away differ only at exact ties (docs/numeric-contract.md#test-vectors).
   const struct {
     float a;
     std::uint8_t rne, away;

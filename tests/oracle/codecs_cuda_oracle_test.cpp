@@ -92,6 +92,19 @@ TEST(CodecsCudaOracle, E2m1RneMatchesCudaOnEveryFp32) {
   EXPECT_SWEEP_CLEAN(r);
 }
 
+// The power of two at or above |y| on every fp32: the toolkit's saturating round-up (2^-127 at the
+// bottom, 2^127 at the top) on every finite input; on inf the contract keeps the NaN scale, as the
+// toolkit's non-saturating form does (its saturating form gives 254 there).
+TEST(CodecsCudaOracle, E8m0RoundUpMatchesCudaSatfiniteRoundPosInfOnEveryFp32) {
+  const SweepResult r = sweep([](std::uint32_t u) {
+    const float y = bits_float(u);
+    const std::uint8_t ours = e8m0_round_up(y);
+    if ((u & 0x7FFFFFFFu) == 0x7F800000u) return ours == __nv_cvt_float_to_e8m0(y, __NV_NOSAT, cudaRoundPosInf);
+    return ours == __nv_cvt_float_to_e8m0(y, __NV_SATFINITE, cudaRoundPosInf);
+  });
+  EXPECT_SWEEP_CLEAN(r);
+}
+
 TEST(CodecsCudaOracle, E8m0RoundupMatchesCudaRoundPosInfOnEveryAmax) {
   const SweepResult r = sweep(
       [](std::uint32_t u) {

@@ -1,5 +1,5 @@
 // bf16 codec: every bf16 code round-trips; fp32 -> bf16 rounds to nearest even (the tie vectors of
-// shared/specs/number-formats.md section 6.2) and keeps NaN quiet with its sign. The all-fp32 sweep
+// docs/numeric-contract.md#test-vectors) and keeps NaN quiet with its sign. The all-fp32 sweep
 // against CUDA's host conversion is in tests/oracle.
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-// e2m1 (fp4) codec: all 16 codes, the tie table of number-formats.md section 2.6 for both rounding
-// options, every bf16 input against an fp64 rounding written from the definition, and every fp32
+// e2m1 (fp4) codec: all 16 codes, the tie table of docs/numeric-contract.md#test-vectors for both
+// rounding options, every bf16 input against an fp64 rounding written from the definition, and every fp32
 // input (NaNs included) against the threshold-counting definition the fast encoder replaced.
 #include <gtest/gtest.h>
 

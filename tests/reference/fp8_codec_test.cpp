@@ -1,6 +1,6 @@
 // fp8 e4m3fn / e4m3fnuz codecs: all 256 codes back to fp32 and forward again, every bf16 input
 // through both saturating encoders against an independent fp64 rounding, and the hand-picked
-// vectors of shared/specs/number-formats.md section 6.2 (saturating column).
+// vectors of docs/numeric-contract.md#test-vectors.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -70,7 +70,7 @@ TEST(JsonReport, CarriesSchemaProvenanceAndEveryCheck) {
   EXPECT_EQ(failed["outcome"], "fail");
   bool saw_first_mismatch = false;
   for (const auto& c : failed["checks"])
-    if (c["id"] == "check/chain/bitwise" && c.contains("first_mismatch")) {
+    if (c["id"] == "check/pair/fused~chain/bitwise" && c.contains("first_mismatch")) {
       saw_first_mismatch = true;
       EXPECT_EQ(c["first_mismatch"]["index"], 5);
     }

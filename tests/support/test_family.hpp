@@ -1,5 +1,7 @@
-// A tiny family for testing the harness itself: out[i] = 2 * in[i] in f32 (fused and chain), with
-// switchable faults so the runner's checks can be shown to catch each kind of broken kernel.
+// A tiny family for testing the harness itself: y = w * x in f32, with w a prepared weight tensor
+// (all 2.0), variants fused and chain (and optionally a third, "twin", equal to fused), switchable
+// faults so the runner's checks can be shown to catch each kind of broken kernel, and check units
+// of 8 elements so the check-budget subsets can be tested.
 #pragma once
 
 #include <memory>
@@ -16,10 +18,16 @@ enum class Fault {
   jitter,                // fused moves element 7 by one ulp on every other run (within a rel-L2 bound)
   constant_output,       // fused writes the same value everywhere
   nan_output,            // fused writes NaN into one element (chain too)
+  twin_off_by_one_ulp,   // the third variant differs from fused in one element
 };
 
-// `deterministic` false with a bound claim models an atomics kernel: checked within the bound,
-// never bitwise.
+struct TestCaseOptions {
+  bool deterministic = true;  // false with a bound claim models an atomics kernel
+  bool third_variant = false; // adds "twin", claimed bitwise against fused
+  double check_cost_per_element = 0.0;  // > 0: the point may be checked on a subset of 8-element units
+};
+
 KernelCase doubling_case(Fault fault, bool deterministic = true);
+KernelCase doubling_case(Fault fault, const TestCaseOptions& options);
 
 }  // namespace fb::testing

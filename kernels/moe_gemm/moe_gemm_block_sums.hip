@@ -1,0 +1,53 @@
+// The matrix units' block sums alone, for the exactness test (tests/kernels/moe_gemm_test.cpp):
+// tile i of `count` is 16 rows x 8 columns of one 32-element MX block; one warp per tile runs the
+// engine's block-sum routine (mx_tile_block_sums: the m16n8k32 int8 MMA on NVIDIA sm_80+) and
+// writes the 128 sums S_q (quarter units) row-major.
+#include "kernels/common/gpu_check.hpp"
+#include "kernels/moe_gemm/moe_gemm.hpp"
+#include "kernels/moe_gemm/moe_gemm_exact.hpp"
+
+namespace fb {
+namespace {
+
+__global__ void moe_block_sums_mma_kernel(const std::uint8_t* a, const std::uint8_t* b, std::int32_t* sums) {
+  const int lane = threadIdx.x & 31, group = lane >> 2, quad = lane & 3;
+  const std::int64_t tile = blockIdx.x;
+  const std::uint8_t* at = a + tile * 16 * 16;
+  const std::uint8_t* bt = b + tile * 8 * 16;
+  const std::uint8_t* lo = at + group * 16;
+  const std::uint8_t* hi = at + (group + 8) * 16;
+#if FB_MOE_INT8_MMA
+  const MxAFragment fa = mx_a_fragment(lo, hi, quad);
+#else
+  const MxAFragment fa{{0u, 0u, 0u, 0u}};
+#endif
+  int c[4];
+  mx_tile_block_sums(fa, lo, hi, bt + group * 16, bt + 2 * quad * 16, bt + (2 * quad + 1) * 16, quad, c);
+  std::int32_t* out = sums + tile * 16 * 8;
+  out[group * 8 + 2 * quad] = c[0];
+  out[group * 8 + 2 * quad + 1] = c[1];
+  out[(group + 8) * 8 + 2 * quad] = c[2];
+  out[(group + 8) * 8 + 2 * quad + 1] = c[3];
+}
+
+__global__ void moe_block_sums_plain_kernel(const std::uint8_t* a, const std::uint8_t* b, std::int32_t* sums) {
+  const int i = threadIdx.x;  // 128 threads: one sum each
+  const std::int64_t tile = blockIdx.x;
+  sums[tile * 128 + i] = mx_block_sum_quarters(a + tile * 256 + (i / 8) * 16, b + tile * 128 + (i % 8) * 16);
+}
+
+}  // namespace
+
+void moe_block_sums_launch(MoeGemmEngine engine, const std::uint8_t* a, const std::uint8_t* b, std::int32_t* sums,
+                           std::int64_t count, void* stream) {
+  const auto s = static_cast<hipStream_t>(stream);
+  if (engine == MoeGemmEngine::exact) {
+    moe_block_sums_mma_kernel<<<static_cast<unsigned>(count), 32, 0, s>>>(a, b, sums);
+    gpu_check_launch("moe_block_sums_mma_kernel");
+  } else {
+    moe_block_sums_plain_kernel<<<static_cast<unsigned>(count), 128, 0, s>>>(a, b, sums);
+    gpu_check_launch("moe_block_sums_plain_kernel");
+  }
+}
+
+}  // namespace fb

@@ -1,0 +1,577 @@
+// MoE MXFP4 GEMMs (kernels/moe_gemm): the exact-block arithmetic, the CPU emulation against the
+// fp64 reference with its derived bounds (stage 1 both activations, stage 2, F6 fold and chain,
+// edge inputs, NaN scales), the check-subset emulation, impossible shapes; on a GPU (skipped
+// without one): every variant equals its emulation bitwise, and the matrix units' block sums of
+// adversarial blocks equal the exact integers.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "core/device.hpp"
+#include "core/errors.hpp"
+#include "core/registry.hpp"
+#include "kernels/moe_gemm/moe_gemm.hpp"
+#include "kernels/moe_gemm/moe_gemm_exact.hpp"
+#include "kernels/moe_gemm/moe_gemm_fragments.hpp"
+#include "kernels/moe_gemm/moe_gemm_math.hpp"
+#include "reference/codecs/e2m1.hpp"
+#include "reference/codecs/e8m0.hpp"
+#include "support/skip_without_gpu.hpp"
+
+namespace fb {
+void register_moe_gemm(Registry& registry);
+
+namespace {
+
+const KernelCase& moe_case(const char* name) {
+  static const Registry reg = [] {
+    Registry r;
+    register_moe_gemm(r);
+    return r;
+  }();
+  const KernelCase* c = reg.find(name);
+  if (!c) throw std::logic_error(std::string("no case ") + name);
+  return *c;
+}
+
+struct Shape {
+  std::int64_t T = 7, E = 9, k = 4, K = 288, I = 96, B = 32;
+  std::string routing = "uniform", activation = "swiglu_oai", dist = "normal";
+};
+
+Point point(const KernelCase& kc, const Shape& s) {
+  Point p;
+  p.set("T", s.T);
+  p.set("E", s.E);
+  p.set("k", s.k);
+  p.set("K", s.K);
+  p.set("I", s.I);
+  p.set("B", s.B);
+  p.set("routing", s.routing);
+  if (kc.axis("activation")) p.set("activation", s.activation);
+  p.set("dist", s.dist);
+  return p;
+}
+
+// One point made on the host: inputs (weights prepared, activations generated).
+struct Made {
+  std::unique_ptr<CaseInstance> inst;
+  HostTensors in;
+};
+
+Made make(const char* name, const Shape& s, std::uint64_t seed = 5) {
+  const KernelCase& kc = moe_case(name);
+  Made m{kc.make(point(kc, s)), {}};
+  m.in = allocate_host(m.inst->inputs());
+  m.inst->prepare_weights(seed, m.in);
+  m.inst->generate(seed, m.in);
+  return m;
+}
+
+TensorPointers pointers(HostTensors& t) {
+  TensorPointers p;
+  for (HostTensor& x : t) p.items.push_back(x.bytes.data());
+  return p;
+}
+
+// The CPU emulation of variant v, outputs poisoned first (0xFF: NaN in bf16).
+HostTensors emulate(Made& m, VariantId v) {
+  HostTensors out = allocate_host(m.inst->outputs());
+  for (HostTensor& t : out) std::fill(t.bytes.begin(), t.bytes.end(), std::uint8_t{0xFF});
+  HostTensors ws = allocate_host(m.inst->workspace(v));
+  m.inst->run(v, ExecContext{Backend::cpu, nullptr}, pointers(m.in), pointers(out), pointers(ws));
+  return out;
+}
+
+CheckSubset full_subset(const CaseInstance& inst) {
+  CheckSubset s;
+  s.full = true;
+  s.total = inst.check_units();
+  return s;
+}
+
+void expect_checks_pass(const std::vector<Fp64Check>& checks, const std::string& what) {
+  ASSERT_FALSE(checks.empty());
+  for (const Fp64Check& c : checks) {
+    SCOPED_TRACE(what + " " + c.quantity);
+    EXPECT_EQ(c.stats.nan, 0);
+    EXPECT_EQ(c.stats.inf, 0);
+    EXPECT_GT(c.stats.elements, 0);
+    EXPECT_LE(c.stats.abs_max, c.bound.limit) << c.bound.reason;
+  }
+}
+
+// ---- the arithmetic ----
+
+TEST(MoeGemmMath, HalvesAreTwiceTheCodecValue) {
+  for (std::uint32_t code = 0; code < 16; ++code)
+    EXPECT_EQ(static_cast<float>(e2m1_halves(code)), 2.0f * e2m1_to_float(static_cast<std::uint8_t>(code))) << code;
+  // Packed int8 operands: byte j holds element j.
+  EXPECT_EQ(e2m1x4_to_s8x4(0xF7u | (0x81u << 8)), 0x0001F40Cu);  // +6, -6, +0.5, -0 -> 12, -12, 1, 0
+}
+
+// The word-wise conversion the MMA operands use, on every 16-bit input.
+TEST(MoeGemmMath, Int8ConversionMatchesTheCodecOnEveryInput) {
+  for (std::uint32_t t = 0; t < 0x10000u; ++t) {
+    std::uint32_t want = 0;
+    for (int j = 0; j < 4; ++j)
+      want |= (static_cast<std::uint32_t>(e2m1_halves((t >> (4 * j)) & 0xFu)) & 0xFFu) << (8 * j);
+    ASSERT_EQ(e2m1x4_to_s8x4(t | 0xABCD0000u), want) << t;  // the upper half is ignored
+    std::uint32_t lo, hi;
+    e2m1x8_to_s8x8(t | (t << 16), lo, hi);  // both halves of the 8-code form
+    ASSERT_EQ(lo, want) << t;
+    ASSERT_EQ(hi, want) << t;
+    e2m1x8_to_s8x8(t << 16 | 0x1234u, lo, hi);
+    ASSERT_EQ(hi, want) << t;
+  }
+}
+
+// The kernels' promotion (2^(sa-129) formed first) gives the contract's bits for every scale pair.
+TEST(MoeGemmMath, ScaledPromotionEqualsTheCanonicalOne) {
+  for (int sa = 0; sa < 256; ++sa)
+    for (int sw = 0; sw < 256; ++sw)
+      for (int q : {0, 1, -3, 4608, -4607})
+        for (float acc : {0.0f, 1.5f, -3.0e30f}) {
+          const float want = mx_block_promote(acc, q, static_cast<std::uint8_t>(sa), static_cast<std::uint8_t>(sw));
+          const float got = mx_block_promote_scaled(acc, q, mx_quarter_scale(static_cast<std::uint8_t>(sa)),
+                                                    e8m0_to_float(static_cast<std::uint8_t>(sw)));
+          if (std::isnan(want))
+            ASSERT_TRUE(std::isnan(got)) << sa << " " << sw << " " << q;
+          else
+            ASSERT_EQ(float_bits(got), float_bits(want)) << sa << " " << sw << " " << q << " " << acc;
+        }
+}
+
+// The fragments the kernels build, run through the m16n8k32 definition (PTX fragment layout) for
+// all 32 lanes, give every lane the integer block sums of its C positions: the permutation of k is
+// the same for A and B.
+TEST(MoeGemmMath, FragmentPermutationGivesTheBlockSums) {
+  std::mt19937 rng(3);
+  for (int trial = 0; trial < 50; ++trial) {
+    std::uint8_t a[16][16], b[8][16];
+    for (auto& row : a)
+      for (auto& x : row) x = static_cast<std::uint8_t>(rng());
+    for (auto& col : b)
+      for (auto& x : col) x = static_cast<std::uint8_t>(rng());
+    // Logical operands as the MMA sees them.
+    int A[16][32], B[32][8];
+    for (int lane = 0; lane < 32; ++lane) {
+      const int g = lane / 4, q = lane % 4;
+      const MxAFragment fa = mx_a_fragment(a[g], a[g + 8], q);
+      const MxBFragment fb = mx_b_fragment(b[g], q);
+      const auto byte = [](std::uint32_t w, int i) { return static_cast<int>(static_cast<std::int8_t>(w >> (8 * i))); };
+      for (int i = 0; i < 4; ++i) {
+        A[g][4 * q + i] = byte(fa.a[0], i);
+        A[g + 8][4 * q + i] = byte(fa.a[1], i);
+        A[g][16 + 4 * q + i] = byte(fa.a[2], i);
+        A[g + 8][16 + 4 * q + i] = byte(fa.a[3], i);
+        B[4 * q + i][g] = byte(fb.b[0], i);
+        B[16 + 4 * q + i][g] = byte(fb.b[1], i);
+      }
+    }
+    for (int r = 0; r < 16; ++r)
+      for (int c = 0; c < 8; ++c) {
+        int d = 0;
+        for (int k = 0; k < 32; ++k) d += A[r][k] * B[k][c];
+        ASSERT_EQ(d, mx_block_sum_quarters(a[r], b[c])) << r << " " << c;
+      }
+  }
+}
+
+// S_q in integers equals the fp64 block sum times 4, for random and adversarial blocks.
+TEST(MoeGemmMath, BlockSumsAreExact) {
+  std::mt19937 rng(7);
+  std::vector<std::array<std::uint8_t, 16>> blocks;
+  for (int i = 0; i < 200; ++i) {
+    std::array<std::uint8_t, 16> b{};
+    for (auto& x : b) x = static_cast<std::uint8_t>(rng());
+    blocks.push_back(b);
+  }
+  std::array<std::uint8_t, 16> plus6{}, minus6{}, alternating{}, zeros{}, negzeros{};
+  plus6.fill(0x77);
+  minus6.fill(0xFF);
+  alternating.fill(0xF7);
+  negzeros.fill(0x88);
+  blocks.insert(blocks.end(), {plus6, minus6, alternating, zeros, negzeros});
+  for (const auto& a : blocks)
+    for (const auto& w : blocks) {
+      double exact = 0.0;
+      for (int j = 0; j < 32; ++j) {
+        const auto code = [&](const std::array<std::uint8_t, 16>& v) {
+          return static_cast<std::uint8_t>(j % 2 ? v[j / 2] >> 4 : v[j / 2] & 0xF);
+        };
+        exact += static_cast<double>(e2m1_to_float(code(a))) * e2m1_to_float(code(w));
+      }
+      ASSERT_EQ(static_cast<double>(mx_block_sum_quarters(a.data(), w.data())), 4.0 * exact);
+    }
+  EXPECT_EQ(mx_block_sum_quarters(plus6.data(), plus6.data()), 4608);
+  EXPECT_EQ(mx_block_sum_quarters(plus6.data(), minus6.data()), -4608);
+  EXPECT_EQ(mx_block_sum_quarters(alternating.data(), plus6.data()), 0);
+}
+
+// The promotion's first product is exact for every activation scale (or +-inf past fp32's range);
+// the weight scale's may round only in the subnormal range; 0xFF is NaN.
+TEST(MoeGemmMath, PromotionRoundsOnlyWhereTheFormatForces) {
+  for (int sa = 0; sa < 255; ++sa) {
+    for (int q : {1, 3, 4607, -4608, -1}) {
+      const double exact = q * 0.25 * std::ldexp(1.0, sa - 127);
+      const float got = static_cast<float>(q) * 0.25f * e8m0_to_float(static_cast<std::uint8_t>(sa));
+      if (std::abs(exact) < 0x1.0p128)
+        EXPECT_EQ(static_cast<double>(got), exact) << q << " " << sa;
+      else
+        EXPECT_EQ(static_cast<double>(got), exact > 0 ? HUGE_VAL : -HUGE_VAL) << q << " " << sa;
+    }
+  }
+  EXPECT_EQ(mx_block_promote(0.0f, 4, 127, 127), 1.0f);
+  EXPECT_EQ(mx_block_promote(1.0f, 4, 128, 126), 2.0f);
+  EXPECT_TRUE(std::isnan(mx_block_promote(0.0f, 4, 0xFF, 127)));
+  EXPECT_TRUE(std::isnan(mx_block_promote(0.0f, 0, 127, 0xFF)));
+  EXPECT_EQ(mx_block_promote(0.0f, 1, 0, 0), 0.0f);  // 2^-2 * 2^-254 underflows to +0
+}
+
+// ---- emulation against fp64 ----
+
+TEST(MoeGemmEmulation, Stage1WithinItsFp64Bounds) {
+  for (const char* act : {"swiglu_oai", "silu"})
+    for (const char* routing : {"uniform", "one_expert", "empty_experts"})
+      for (const char* dist : {"normal", "edge", "outliers"}) {
+        if (std::string(routing) != "uniform" && std::string(dist) != "normal") continue;
+        Shape s;
+        s.T = 40;
+        s.activation = act;
+        s.routing = routing;
+        s.dist = dist;
+        Made m = make("moe_gemm/stage1", s);
+        const HostTensors out = emulate(m, 0);
+        expect_checks_pass(m.inst->check_fp64(m.in, out, full_subset(*m.inst)),
+                           std::string(act) + " " + routing + " " + dist);
+      }
+}
+
+TEST(MoeGemmEmulation, Stage2AndFoldWithinTheirFp64Bounds) {
+  for (const char* name : {"moe_gemm/stage2", "moe_gemm/shared_fold"})
+    for (const char* dist : {"normal", "edge", "uniform"})
+      for (std::int64_t T : {1, 7, 40}) {
+        Shape s;
+        s.T = T;
+        s.E = 8;
+        s.K = 256;
+        s.I = 64;
+        s.dist = dist;
+        Made m = make(name, s);
+        for (VariantId v = 0; v < moe_case(name).variants.size(); ++v) {
+          const HostTensors out = emulate(m, v);
+          expect_checks_pass(m.inst->check_fp64(m.in, out, full_subset(*m.inst)),
+                             std::string(name) + " " + dist + " T=" + std::to_string(T) + " v" + std::to_string(v));
+        }
+      }
+}
+
+// Both engines and both stage-2 variants have one emulation each; exact and plain agree.
+TEST(MoeGemmEmulation, ExactAndPlainAreTheSameArithmetic) {
+  for (const char* name : {"moe_gemm/stage1", "moe_gemm/stage2"}) {
+    Made m = make(name, Shape{});
+    EXPECT_EQ(emulate(m, 0)[0].bytes, emulate(m, 1)[0].bytes) << name;
+  }
+}
+
+// The exact kernels' grid, warp and lane indexing run on the CPU (scalar block sums in place of the
+// MMA) equals the emulation bitwise: B 16 to 128, I and K with 1, 2 or 4 warps per CTA, every routing,
+// both activations, F6 both ways, edge inputs.
+TEST(MoeGemmEmulation, ExactKernelIndexingMatchesTheEmulation) {
+  const auto pointers_of = [](Made& m) {
+    std::vector<void*> v;
+    for (HostTensor& t : m.in) v.push_back(t.bytes.data());
+    return v;
+  };
+  for (const char* routing : {"uniform", "one_expert", "empty_experts"})
+    for (std::int64_t B : {16, 32, 64, 128})
+      for (const char* name : {"moe_gemm/stage1", "moe_gemm/stage2", "moe_gemm/shared_fold"}) {
+        Shape s;
+        s.T = 40;
+        s.B = B;
+        s.routing = routing;
+        s.I = B == 64 ? 128 : 96;
+        s.K = B == 32 ? 256 : 288;
+        s.activation = B == 16 ? "silu" : "swiglu_oai";
+        s.dist = B == 128 ? "edge" : "normal";
+        Made m = make(name, s);
+        const std::vector<void*> in = pointers_of(m);
+        for (VariantId v = 0; v < moe_case(name).variants.size(); ++v) {
+          const HostTensors want = emulate(m, v);
+          HostTensors got = allocate_host(m.inst->outputs());
+          MoeGemmParams p;
+          p.tokens = s.T, p.topk = s.k, p.experts = s.E, p.block = B, p.hidden = s.K, p.inter = s.I;
+          p.oai = s.activation == "swiglu_oai";
+          if (std::string(name) == "moe_gemm/stage1") {
+            moe_stage1_exact_simulate(p, {static_cast<const std::int32_t*>(in[0]), static_cast<const std::int32_t*>(in[1]),
+                                          static_cast<const std::int32_t*>(in[2]), static_cast<const std::uint8_t*>(in[3]),
+                                          static_cast<const std::uint8_t*>(in[4]), static_cast<const std::uint8_t*>(in[5]),
+                                          static_cast<const std::uint8_t*>(in[6]), got[0].data<std::uint16_t>()});
+          } else {
+            if (std::string(name) == "moe_gemm/shared_fold") p.shared = v == 0 ? MoeSharedMode::fold : MoeSharedMode::chain;
+            std::vector<float> y(static_cast<std::size_t>(s.T * s.k * s.K), std::numeric_limits<float>::quiet_NaN());
+            MoeStage2Buffers b;
+            b.sorted_token_ids = static_cast<const std::int32_t*>(in[0]);
+            b.sorted_weights = static_cast<const float*>(in[1]);
+            b.sorted_expert_ids = static_cast<const std::int32_t*>(in[2]);
+            b.num_valid_ids = static_cast<const std::int32_t*>(in[3]);
+            b.a2q = static_cast<const std::uint8_t*>(in[4]);
+            b.a2_scales = static_cast<const std::uint8_t*>(in[5]);
+            b.w2 = static_cast<const std::uint8_t*>(in[6]);
+            b.w2_scales = static_cast<const std::uint8_t*>(in[7]);
+            b.shared = in.size() > 8 ? static_cast<const std::uint16_t*>(in[8]) : nullptr;
+            b.y = y.data();
+            b.out = got[0].data<std::uint16_t>();
+            moe_stage2_exact_simulate(p, b);
+          }
+          EXPECT_EQ(got[0].bytes, want[0].bytes) << name << " " << routing << " B=" << B << " variant " << v;
+        }
+      }
+}
+
+TEST(MoeGemmEmulation, FoldWithinRelL2OfChainAndNoWorseAgainstFp64) {
+  Shape s;
+  s.T = 40;
+  s.E = 8;
+  s.K = 256;
+  s.I = 64;
+  Made m = make("moe_gemm/shared_fold", s);
+  const HostTensors fold = emulate(m, 0), chain = emulate(m, 1);
+  ErrorAccumulator acc;
+  for (std::size_t i = 0; i < fold[0].bytes.size() / 2; ++i)
+    acc.add(static_cast<std::int64_t>(i), bf16_to_float(fold[0].data<std::uint16_t>()[i]),
+            bf16_to_float(chain[0].data<std::uint16_t>()[i]));
+  const ErrorStats st = acc.finish();
+  EXPECT_LE(st.rel_l2, 1e-2);
+  EXPECT_GT(st.rel_l2, 0.0);  // they do differ: one rounding fewer
+  const std::vector<CheckResult> r = m.inst->case_checks(m.in, {&fold, &chain}, full_subset(*m.inst));
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_TRUE(r[0].passed) << r[0].message;
+  EXPECT_LT(r[0].details["fold/err/rel_l2"].get<double>(), r[0].details["chain/err/rel_l2"].get<double>());
+}
+
+TEST(MoeGemmEmulation, NanScaleIsReportedNeverPassed) {
+  for (const char* name : {"moe_gemm/stage1", "moe_gemm/stage2", "moe_gemm/shared_fold"}) {
+    Shape s;
+    s.dist = "nan";
+    Made m = make(name, s);
+    const HostTensors out = emulate(m, 0);
+    std::int64_t nan = 0;
+    for (const Fp64Check& c : m.inst->check_fp64(m.in, out, full_subset(*m.inst))) nan += c.stats.nan;
+    EXPECT_GT(nan, 0) << name;
+  }
+}
+
+// The subset emulation writes exactly the subset's rows, with the full emulation's bytes.
+TEST(MoeGemmEmulation, SubsetEmulationMatchesTheWholeOnItsRegion) {
+  for (const char* name : {"moe_gemm/stage1", "moe_gemm/shared_fold"}) {
+    Shape s;
+    s.T = 40;
+    Made m = make(name, s);
+    const HostTensors whole = emulate(m, 0);
+    CheckSubset sub;
+    sub.full = false;
+    sub.total = 40;
+    sub.units = {0, 3, 17, 39};
+    HostTensors part = allocate_host(m.inst->outputs());
+    m.inst->emulate_subset(0, m.in, part, sub);
+    const std::vector<ElementRange> region = m.inst->subset_region(0, sub);
+    ASSERT_EQ(region.size(), 4u);
+    const std::size_t width = 2;
+    for (const ElementRange& r : region)
+      EXPECT_EQ(0, std::memcmp(whole[0].bytes.data() + r.begin * width, part[0].bytes.data() + r.begin * width,
+                               static_cast<std::size_t>(r.end - r.begin) * width))
+          << name;
+    expect_checks_pass(m.inst->check_fp64(m.in, part, sub), name);
+  }
+}
+
+TEST(MoeGemmCases, ImpossibleShapesAreRejectedWithAReason) {
+  const KernelCase& kc = moe_case("moe_gemm/stage1");
+  const auto expect_error = [&](Shape s, const char* text) {
+    try {
+      kc.make(point(kc, s));
+      ADD_FAILURE() << "no error for " << text;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+    }
+  };
+  Shape s;
+  s.K = 100;
+  expect_error(s, "K=100 is not a positive multiple of 32");
+  s = Shape{};
+  s.I = 80;
+  expect_error(s, "I=80 is not a positive multiple of 32");
+  s = Shape{};
+  s.B = 24;
+  expect_error(s, "B=24 is not a multiple of 16");
+  s = Shape{};
+  s.k = 10;
+  expect_error(s, "k=10 must be in");
+}
+
+TEST(MoeGemmCases, PrefillPointsAreGpuOnlyAndCheckTokens) {
+  const KernelCase& kc = moe_case("moe_gemm/stage2");
+  Shape s;
+  s.T = 32768;
+  s.E = 128;
+  s.K = 6144;
+  s.I = 768;
+  const auto inst = kc.make(point(kc, s));
+  EXPECT_NE(inst->skip_reason(Backend::cpu).find("GPU only"), std::string::npos);
+  EXPECT_EQ(inst->skip_reason(Backend::gpu), "");
+  EXPECT_EQ(inst->check_units(), 32768);
+  EXPECT_EQ(inst->check_unit_name(), "tokens");
+  // 2 * T*k * K * I flops; the weights of the (expected) 128 active experts at least.
+  EXPECT_EQ(inst->work(0).flops, 2.0 * 32768 * 4 * 6144 * 768);
+  EXPECT_GT(inst->work(0).read_bytes, 128LL * 6144 * 768 / 2);
+}
+
+// ---- GPU ----
+
+// Runs variant v on the GPU on host inputs; returns the outputs.
+HostTensors run_gpu(Made& m, VariantId v, void* stream) {
+  std::vector<void*> allocations;
+  const auto upload = [&](HostTensors& ts, bool copy) {
+    TensorPointers p;
+    for (HostTensor& t : ts) {
+      void* d = gpu::allocate(std::max<std::size_t>(t.bytes.size(), 1));
+      allocations.push_back(d);
+      if (copy) gpu::copy_to_device(d, t.bytes.data(), t.bytes.size());
+      else gpu::fill_bytes(d, 0xFF, t.bytes.size(), stream);
+      p.items.push_back(d);
+    }
+    return p;
+  };
+  HostTensors out = allocate_host(m.inst->outputs());
+  HostTensors ws = allocate_host(m.inst->workspace(v));
+  const TensorPointers in_d = upload(m.in, true), out_d = upload(out, false), ws_d = upload(ws, false);
+  m.inst->run(v, ExecContext{Backend::gpu, stream}, in_d, out_d, ws_d);
+  gpu::synchronize(stream);
+  for (std::size_t i = 0; i < out.size(); ++i) gpu::copy_to_host(out[i].bytes.data(), out_d.items[i], out[i].bytes.size());
+  for (void* p : allocations) gpu::release(p);
+  return out;
+}
+
+TEST(MoeGemmGpu, EveryVariantEqualsItsEmulationBitwise) {
+  FB_SKIP_WITHOUT_GPU();
+  void* stream = gpu::create_stream();
+  std::vector<std::pair<const char*, Shape>> points;
+  for (const char* name : {"moe_gemm/stage1", "moe_gemm/stage2", "moe_gemm/shared_fold"})
+    for (std::int64_t T : {1, 7, 40, 1030})
+      for (const char* dist : {"normal", "edge"}) {
+        Shape s;
+        s.T = T;
+        s.E = T == 1030 ? 9 : 8;
+        s.K = T == 7 ? 288 : 256;
+        s.I = T == 40 ? 96 : 64;
+        s.dist = dist;
+        points.emplace_back(name, s);
+      }
+  for (const char* routing : {"one_expert", "empty_experts"})
+    for (std::int64_t B : {16, 64, 128}) {
+      Shape s;
+      s.T = 96;
+      s.routing = routing;
+      s.B = B;
+      s.activation = "silu";
+      points.emplace_back("moe_gemm/stage1", s);
+      points.emplace_back("moe_gemm/stage2", s);
+    }
+  for (auto& [name, s] : points) {
+    Made m = make(name, s);
+    for (VariantId v = 0; v < moe_case(name).variants.size(); ++v) {
+      const HostTensors want = emulate(m, v), got = run_gpu(m, v, stream);
+      EXPECT_EQ(got[0].bytes, want[0].bytes) << name << " variant " << moe_case(name).variants[v].name
+                                             << " T=" << s.T << " " << s.dist << " " << s.routing;
+      EXPECT_EQ(run_gpu(m, v, stream)[0].bytes, got[0].bytes) << name << " rerun";  // deterministic
+    }
+  }
+  gpu::destroy_stream(stream);
+}
+
+// The matrix units' block sums of adversarial blocks are the exact integers: every +-6 (the
+// largest |S_q| = 4608, both signs), alternating signs that cancel to 0, halves that leave
+// 1/4-grid remainders (ties of a narrower accumulator), one large element among small ones, random
+// blocks, and every code against every code. Scales do not enter the block sums (they are applied
+// on the CUDA cores afterwards): extreme scales are covered by PromotionRoundsOnlyWhereTheFormatForces
+// and by the `edge` points of EveryVariantEqualsItsEmulationBitwise.
+TEST(MoeGemmGpu, MatrixUnitBlockSumsAreExact) {
+  FB_SKIP_WITHOUT_GPU();
+#if !FUSEBENCH_HAS_GPU
+  GTEST_SKIP() << "no GPU backend in this build";
+#else
+  std::vector<std::array<std::uint8_t, 16>> rows;  // a pool of blocks
+  const auto fill = [](std::uint8_t byte) {
+    std::array<std::uint8_t, 16> b{};
+    b.fill(byte);
+    return b;
+  };
+  rows.push_back(fill(0x77));  // all +6
+  rows.push_back(fill(0xFF));  // all -6
+  rows.push_back(fill(0xF7));  // +6, -6 alternating: cancels to 0
+  rows.push_back(fill(0x00));
+  rows.push_back(fill(0x88));  // -0
+  rows.push_back(fill(0x11));  // all +0.5: products 1/4
+  rows.push_back(fill(0x91));  // +0.5, -0.5
+  rows.push_back(fill(0x13));  // 0.5, 1.5
+  std::array<std::uint8_t, 16> spike = fill(0x11);
+  spike[5] = 0x17;             // one 6 among halves
+  rows.push_back(spike);
+  for (int c = 0; c < 16; ++c) rows.push_back(fill(static_cast<std::uint8_t>(c | (c << 4))));  // every code
+  std::mt19937 rng(11);
+  while (rows.size() < 64) {
+    std::array<std::uint8_t, 16> b{};
+    for (auto& x : b) x = static_cast<std::uint8_t>(rng());
+    rows.push_back(b);
+  }
+  // Tiles: A rows and B columns drawn from the pool so that every pair meets.
+  const std::int64_t tiles = static_cast<std::int64_t>(rows.size() * rows.size() / (16 * 8)) + 1;
+  std::vector<std::uint8_t> a(static_cast<std::size_t>(tiles * 256)), b(static_cast<std::size_t>(tiles * 128));
+  for (std::int64_t t = 0; t < tiles; ++t) {
+    for (int r = 0; r < 16; ++r)
+      std::memcpy(&a[static_cast<std::size_t>(t * 256 + r * 16)], rows[static_cast<std::size_t>((t * 16 + r) % rows.size())].data(), 16);
+    for (int c = 0; c < 8; ++c)
+      std::memcpy(&b[static_cast<std::size_t>(t * 128 + c * 16)],
+                  rows[static_cast<std::size_t>((t * 16 / rows.size() * 8 + c + t) % rows.size())].data(), 16);
+  }
+  void* stream = gpu::create_stream();
+  void* da = gpu::allocate(a.size());
+  void* db = gpu::allocate(b.size());
+  void* ds = gpu::allocate(static_cast<std::size_t>(tiles * 128 * 4));
+  gpu::copy_to_device(da, a.data(), a.size());
+  gpu::copy_to_device(db, b.data(), b.size());
+  for (MoeGemmEngine engine : {MoeGemmEngine::exact, MoeGemmEngine::plain}) {
+    gpu::fill_bytes(ds, 0x5A, static_cast<std::size_t>(tiles * 128 * 4), stream);
+    moe_block_sums_launch(engine, static_cast<const std::uint8_t*>(da), static_cast<const std::uint8_t*>(db),
+                          static_cast<std::int32_t*>(ds), tiles, stream);
+    gpu::synchronize(stream);
+    std::vector<std::int32_t> sums(static_cast<std::size_t>(tiles * 128));
+    gpu::copy_to_host(sums.data(), ds, sums.size() * 4);
+    std::int64_t checked = 0;
+    for (std::int64_t t = 0; t < tiles; ++t)
+      for (int r = 0; r < 16; ++r)
+        for (int c = 0; c < 8; ++c) {
+          const int want = mx_block_sum_quarters(&a[static_cast<std::size_t>(t * 256 + r * 16)],
+                                                 &b[static_cast<std::size_t>(t * 128 + c * 16)]);
+          ASSERT_EQ(sums[static_cast<std::size_t>(t * 128 + r * 8 + c)], want)
+              << (engine == MoeGemmEngine::exact ? "mma" : "plain") << " tile " << t << " row " << r << " col " << c;
+          ++checked;
+        }
+    EXPECT_EQ(checked, tiles * 128);
+  }
+  gpu::release(da);
+  gpu::release(db);
+  gpu::release(ds);
+  gpu::destroy_stream(stream);
+#endif
+}
+
+}  // namespace
+}  // namespace fb
