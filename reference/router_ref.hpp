@@ -1,5 +1,5 @@
-// fp64 reference for the router GEMV and gate (F3, F4; semantics section 3, "Router GEMV and
-// gate"), and the checks of a kernel's outputs against it. u = 2^-24 below.
+// fp64 reference for the router GEMV and gate (F3, F4; docs/numeric-contract.md#router-gemv-and-gate),
+// and the checks of a kernel's outputs against it. u = 2^-24 below.
 //
 // logits  exact dot products in fp64 (Eigen). Derived bound, per element: the kernel's sum has at
 //         most n = [1 product rounding for fp32 W] + 8 ceil(L / 256) lane adds + 5 tree levels

@@ -127,7 +127,7 @@ KernelCase decode_router_case() {
   c.family = "router";
   c.fusion = "F4";
   c.summary = "one-launch decode router (1-16 tokens): GEMV + gate + MoE sort, moe_buf zeroed";
-  c.spec = "shared/specs/semantics.md section 3, Router GEMV and gate (F4) and MoE sort";
+  c.spec = "docs/numeric-contract.md#router-gemv-and-gate and #moe-sort";
   c.variants = fused_and_chain("one launch: GEMV items, ticket handoff, gate + sort in the last block",
                                "GEMV (+ its own reduce) -> gate -> sort count -> scan -> scatter (+ moe_buf zero)", 1, 5);
   c.pairs = {PairClaim{"fused", "chain", Claim::bitwise(), {}}};

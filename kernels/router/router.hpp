@@ -4,8 +4,8 @@
 //
 // Params (settings) and Buffers (pointers) for the GEMV, the reduce, the two gate entry points
 // (from logits, from partials), the router chain and its fused form, and their CPU emulation.
-// No HIP, no Eigen. Canonical orders: router_math.hpp. Numeric contract: semantics section 3,
-// "Router GEMV and gate".
+// No HIP, no Eigen. Canonical orders: router_math.hpp. Numeric contract:
+// docs/numeric-contract.md#router-gemv-and-gate.
 #pragma once
 
 #include <cstdint>

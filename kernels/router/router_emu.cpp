@@ -85,7 +85,7 @@ void router_gate_row_emu(const RouterParams& p, const float* logits, const float
     for (std::int64_t e = 0; e < E; ++e) score[e] = prob[e] = t[e] / sum;
   }
   std::vector<bool> taken(static_cast<std::size_t>(E), false);
-  float w[kRouterMaxTopk];
+  float w[kRouterMaxTopk] = {};
   for (std::int64_t i = 0; i < p.topk; ++i) {
     std::uint64_t best = 0;
     for (std::int64_t e = 0; e < E; ++e) {

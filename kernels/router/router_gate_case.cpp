@@ -65,6 +65,8 @@ class RouterGateInstance final : public CaseInstance {
   }
 
   Work work(VariantId v) const override { return router_work(p_, v == kChain); }
+  // Up to 16 rows the chain's GEMV reduces in its own last block: no reduce launch.
+  int launches(VariantId v) const override { return v == kChain && p_.rows <= kRouterReduceLaunchRows ? 2 : 0; }
 
  private:
   RouterParams p_;
@@ -79,7 +81,7 @@ KernelCase router_gate_case() {
   c.family = "router";
   c.fusion = "F3";
   c.summary = "router GEMV (split-K partials) + gate; the fused gate sums the partials itself (no reduce launch)";
-  c.spec = "shared/specs/semantics.md section 3, Router GEMV and gate";
+  c.spec = "docs/numeric-contract.md#router-gemv-and-gate";
   c.variants = fused_and_chain("GEMV -> gate from partials",
                                "GEMV -> reduce (in the GEMV's last block at M <= 16: 2 launches there) -> gate", 2, 3);
   c.pairs = {PairClaim{"fused", "chain", Claim::bitwise(), {}}};

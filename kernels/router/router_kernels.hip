@@ -1,5 +1,5 @@
-// The router's plain kernels and the router case's two variants (semantics section 3, "Router
-// GEMV and gate"; orders in router_math.hpp):
+// The router's plain kernels and the router case's two variants
+// (docs/numeric-contract.md#router-gemv-and-gate; orders in router_math.hpp):
 //   router_gemv_kernel          one block per work item (row tile, slice, 8 experts): partials;
 //                               the chain's at M <= 16 also sums them into logits in its last block
 //                               (router_last_block: no waiting), so no reduce launch there

@@ -1,5 +1,5 @@
 // The router's arithmetic and its canonical orders, shared by the kernels and the CPU emulation
-// (host and device, FB_HD). Semantics section 3, "Router GEMV and gate".
+// (host and device, FB_HD). docs/numeric-contract.md#router-gemv-and-gate.
 //
 // GEMV, one split-K partial P_s[m][e] (slice s = k in [s L, (s + 1) L), L = K / S):
 //   1. the slice is cut into chunks of 8 consecutive k; chunk c goes to virtual lane c % 32;

@@ -77,7 +77,7 @@ class RouterSwigluInstance final : public CaseInstance {
     st.q = out[kQ].data<std::uint8_t>();
     st.scales = out[kScales].bytes.data();
     for (Fp64Check& c : swiglu_fp8_check_fp64(rp, st)) {
-      c.quantity = "shared/" + c.quantity;
+      c.quantity = "shared_expert/" + c.quantity;
       checks.push_back(std::move(c));
     }
     return checks;
@@ -89,6 +89,9 @@ class RouterSwigluInstance final : public CaseInstance {
     w.read_bytes += 4 * td;
     w.write_bytes += td + fp8_scale_bytes(p_.swiglu.quant());
     return w;
+  }
+  int launches(VariantId v) const override {
+    return v == kChain && p_.router.rows <= kRouterReduceLaunchRows ? 3 : 0;
   }
 
  private:
@@ -104,7 +107,7 @@ KernelCase router_swiglu_case() {
   c.family = "router";
   c.fusion = "F3";
   c.summary = "router GEMV partials + the shared expert's SwiGLU -> fp8 in one launch; the gate sums the partials";
-  c.spec = "shared/specs/semantics.md section 3, Router GEMV and gate (F3) and SwiGLU and its fp8 producer (F2)";
+  c.spec = "docs/numeric-contract.md#router-gemv-and-gate and #swiglu-fp8";
   c.variants = fused_and_chain("GEMV items + F2 blocks in one launch -> gate from partials",
                                "GEMV -> reduce (in the GEMV at T <= 16) -> gate -> F2 (swiglu_fp8 fused launch)", 2, 4);
   c.pairs = {PairClaim{"fused", "chain", Claim::bitwise(), {}}};

@@ -78,12 +78,6 @@ bool passes(const Fp64Check& c) {
   return v <= c.bound.limit;
 }
 
-float bits_to_float(std::uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
 TEST(Router, PartialsFollowTheWrittenLaneOrderAndTheReduceTheSliceOrder) {
   RouterData d(params(3, 1024, 4), Distribution::normal, 11);
   router_chain_emu(d.p, d.buffers());
