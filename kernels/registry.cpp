@@ -11,6 +11,7 @@ void register_rmsnorm_fp8(Registry& registry);
 void register_swiglu_fp8(Registry& registry);
 void register_fp8_gemm(Registry& registry);
 void register_fp8_gemm_blockscale(Registry& registry);
+void register_router(Registry& registry);
 
 void register_all_families(Registry& registry) {
   register_fp8_quant(registry);
@@ -20,6 +21,7 @@ void register_all_families(Registry& registry) {
   register_moe_gemm(registry);
   register_fp8_gemm(registry);
   register_fp8_gemm_blockscale(registry);
+  register_router(registry);
 }
 
 }  // namespace fb

@@ -280,3 +280,64 @@ def gemm_peer_rows(dev):
 
 if __name__ == "__main__":
     main()
+
+
+# ---- Router GEMV + gate (issue 16): PyTorch eager and torch.compile, each replayed from a CUDA graph.
+# MiniMax-M3's router: fp32 W_gate [128][6144] (or bf16), logits = x.float() @ W.T in fp32,
+# p = sigmoid(logits), top-4 of p + bias, weights = p of the chosen / their sum * 2.0. Writes
+# OUT-router.json next to OUT.json.
+
+def router_sigmoid_bias(x, w, bias, k=4, rsf=2.0):
+    logits = torch.nn.functional.linear(x.to(w.dtype), w).float()
+    p = torch.sigmoid(logits)
+    ids = torch.topk(p + bias, k, dim=-1, sorted=True).indices
+    wts = p.gather(-1, ids)
+    return ids.to(torch.int32), wts / wts.sum(dim=-1, keepdim=True) * rsf
+
+
+def router_softmax(x, w, k=4):
+    logits = torch.nn.functional.linear(x.to(w.dtype), w).float()
+    p = torch.softmax(logits, dim=-1)
+    wts, ids = torch.topk(p, k, dim=-1, sorted=True)
+    return ids.to(torch.int32), wts / wts.sum(dim=-1, keepdim=True)
+
+
+def graph_time_us(fn):
+    """Median time of one replay of a CUDA graph holding one call of fn (launch overhead excluded)."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fn()
+    return time_us(g.replay)
+
+
+def router_main(out_path):
+    torch.manual_seed(0)
+    dev = "cuda"
+    rows = []
+    for wdtype in (torch.float32, torch.bfloat16):
+        w = (torch.randn(128, 6144, device=dev) / 6144 ** 0.5).to(wdtype)
+        bias = 0.05 * torch.randn(128, device=dev)
+        for m in (1, 3, 8, 16, 24, 96, 192, 512):
+            x = torch.randn(m, 6144, device=dev, dtype=torch.bfloat16)
+            for gate, fn, args in (("sigmoid_bias", router_sigmoid_bias, (x, w, bias)), ("softmax", router_softmax, (x, w))):
+                compiled = torch.compile(fn, dynamic=False)
+                compiled(*args)
+                eager = graph_time_us(lambda: fn(*args))
+                comp = graph_time_us(lambda: compiled(*args))
+                name = f"router/gate gate={gate} weight={'f32' if wdtype == torch.float32 else 'bf16'}"
+                rows.append({"case": name, "M": m, "torch_eager_graph_us": eager, "torch_compile_graph_us": comp})
+                print(f"{name:48s} M={m:4d}  eager (graph) {eager:8.2f} us   torch.compile (graph) {comp:8.2f} us",
+                      flush=True)
+    meta = {"torch": torch.__version__, "device": torch.cuda.get_device_name(),
+            "timer": "triton do_bench median of CUDA graph replays (hot)"}
+    json.dump({"meta": meta, "rows": rows}, open(out_path, "w"), indent=1)
+
+
+if __name__ == "__main__":
+    router_main(sys.argv[1][:-5] + "-router.json" if sys.argv[1].endswith(".json") else sys.argv[1] + "-router.json")

@@ -81,6 +81,58 @@ __device__ inline int rank_below(const std::uint32_t* words, int index) {
 
 // ---- block bodies shared by several kernels ----
 
+// The one-launch sort table, built by one block of kMxThreads threads in shared memory (the
+// one-launch kernels: F5's moe_sort_quant, F4's decode router): a bitmap [E][W] (W = ceil(T/32)) of
+// which tokens each expert receives (atomicOr: bits only get set, so arrival order is irrelevant),
+// counts by popcount, and the packed exclusive scan that gives each expert's start, local id and
+// padding start. Pair (t, s) of expert e then sits at start[e] + rank_below(&bits[e * W], t).
+struct MoeSortTable {
+  std::uint64_t* vals;     // [E] scan values
+  std::uint64_t* partial;  // [kMxThreads] scan partials
+  std::uint32_t* bits;     // [E][W]
+  std::int32_t* start;     // [E + 1]
+  std::int32_t* count;     // [E]
+  std::int32_t* local;     // [E]
+  std::int32_t* pad_start; // [E + 1]
+  std::int32_t valid;      // num_valid_ids[0]
+  std::int32_t padding;    // sentinel entries in all
+};
+
+// Ends with a barrier: the table is ready for every thread of the block.
+__device__ inline void moe_sort_build_table(MoeSortTable& tb, const std::int32_t* ids, const std::int32_t* mask,
+                                            int tokens, int topk, int experts, int block) {
+  const int E = experts, W = (tokens + 31) / 32;
+  for (int i = threadIdx.x; i < E * W; i += kMxThreads) tb.bits[i] = 0;
+  __syncthreads();
+  for (int i = threadIdx.x; i < tokens * topk; i += kMxThreads) {
+    const std::int32_t e = ids[i];
+    const int t = i / topk;
+    if (moe_expert_routed(e, E, mask)) atomicOr(&tb.bits[e * W + t / 32], 1u << (t % 32));
+  }
+  __syncthreads();
+  for (int e = threadIdx.x; e < E; e += kMxThreads) {
+    int c = 0;
+    for (int w = 0; w < W; ++w) c += __popc(tb.bits[e * W + w]);
+    tb.count[e] = c;
+    const std::int64_t padded = moe_padded_count(c, block);
+    tb.vals[e] = moe_scan_pack(padded, mask == nullptr || mask[e] != 0, padded - c);
+  }
+  __syncthreads();
+  const std::uint64_t total = block_exclusive_scan_u64<kMxThreads>(tb.vals, E, tb.partial);
+  for (int e = threadIdx.x; e < E; e += kMxThreads) {
+    tb.start[e] = moe_scan_padded(tb.vals[e]);
+    tb.local[e] = moe_scan_routed(tb.vals[e]);
+    tb.pad_start[e] = moe_scan_padding(tb.vals[e]);
+  }
+  tb.valid = moe_scan_padded(total);
+  tb.padding = moe_scan_padding(total);
+  if (threadIdx.x == 0) {
+    tb.start[E] = tb.valid;
+    tb.pad_start[E] = tb.padding;
+  }
+  __syncthreads();
+}
+
 // Pairs per expert in 256-token chunk `chunk` (moe_sort_count_kernel, and the first launch of
 // moe_sort_quant_large). counts: [E] ints of shared memory. Integer sums: arrival order is irrelevant.
 __device__ inline void moe_sort_count_block(const std::int32_t* ids, const std::int32_t* mask,

@@ -65,34 +65,9 @@ __global__ __launch_bounds__(kMxThreads) void moe_sort_quant_kernel(OneLaunchArg
   mx_tile_load(a.x, tile_at(blockIdx.x), 0, v);
 
   // The sort table.
-  for (int i = threadIdx.x; i < E * W; i += kMxThreads) bits[i] = 0;
-  __syncthreads();
-  for (int i = threadIdx.x; i < a.tokens * a.topk; i += kMxThreads) {
-    const std::int32_t e = a.ids[i];
-    const int t = i / a.topk;
-    if (moe_expert_routed(e, E, a.mask)) atomicOr(&bits[e * W + t / 32], 1u << (t % 32));
-  }
-  __syncthreads();
-  for (int e = threadIdx.x; e < E; e += kMxThreads) {
-    int c = 0;
-    for (int w = 0; w < W; ++w) c += __popc(bits[e * W + w]);
-    count[e] = c;
-    const std::int64_t padded = moe_padded_count(c, a.block);
-    vals[e] = moe_scan_pack(padded, a.mask == nullptr || a.mask[e] != 0, padded - c);
-  }
-  __syncthreads();
-  const std::uint64_t total = block_exclusive_scan_u64<kMxThreads>(vals, E, partial);
-  for (int e = threadIdx.x; e < E; e += kMxThreads) {
-    start[e] = moe_scan_padded(vals[e]);
-    local[e] = moe_scan_routed(vals[e]);
-    pad_start[e] = moe_scan_padding(vals[e]);
-  }
-  const std::int32_t valid = moe_scan_padded(total), padding = moe_scan_padding(total);
-  if (threadIdx.x == 0) {
-    start[E] = valid;
-    pad_start[E] = padding;
-  }
-  __syncthreads();
+  MoeSortTable tb{vals, partial, bits, start, count, local, pad_start, 0, 0};
+  moe_sort_build_table(tb, a.ids, a.mask, a.tokens, a.topk, E, a.block);
+  const std::int32_t valid = tb.valid, padding = tb.padding;
 
   // 2, 3. Persistent over tiles (the table above is built once per block): the pairs of each
   // tile's rows (sorted entries, positions cached), then the tile's quant.

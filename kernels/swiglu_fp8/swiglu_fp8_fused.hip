@@ -29,94 +29,12 @@
 namespace fb {
 namespace {
 
-constexpr int kRowBlock = 256;
+constexpr int kRowBlock = kSwigluRowBlock;
 
 template <class Format, bool kOai, bool kVector, int kRowThreads, int kRowCached, bool kPerToken>
 __global__ __launch_bounds__(kRowBlock) void swiglu_fp8_kernel(const std::uint16_t* gate_up, std::uint16_t* out,
                                                                Fp8Outputs dst, std::int64_t d) {
-  __shared__ std::uint32_t max_scratch[kRowBlock / 32];
-  const std::int64_t row =
-      static_cast<std::int64_t>(blockIdx.x) * (kRowBlock / kRowThreads) + threadIdx.x / kRowThreads;
-  const int t = static_cast<int>(threadIdx.x % kRowThreads);
-  // A spare row (past the last) takes part with no chunks: the per-token max has barriers.
-  const bool live = row < dst.rows;
-  const int row_chunks = static_cast<int>(swiglu_chunks_per_row(d));
-  const int chunks = live ? row_chunks : 0;
-  const int rounds = (row_chunks + kRowThreads - 1) / kRowThreads;  // the same in the whole block
-
-  int c[kRowCached];
-  bool in[kRowCached];
-#pragma unroll
-  for (int k = 0; k < kRowCached; ++k) {
-    c[k] = t + k * kRowThreads;
-    in[k] = c[k] < chunks;
-  }
-  // Loads, then activations into registers. A row that fills every slot (d = 768 and 3072) takes a
-  // copy without the per-chunk bounds tests and zero fills.
-  Bf16x8 y[kRowCached];
-  auto activations = [&](auto full) {
-    constexpr bool kFull = decltype(full)::value;
-    GateUpChunk x[kRowCached];
-#pragma unroll
-    for (int k = 0; k < kRowCached; ++k)
-      if (kFull || in[k]) x[k] = load_gate_up<kVector>(gate_up, row, c[k], d);
-#pragma unroll
-    for (int k = 0; k < kRowCached; ++k)
-      y[k] = kFull || in[k] ? swiglu_chunk<kOai, kVector>(x[k], c[k], d) : zero_bf16x8();
-  };
-  if (chunks == kRowThreads * kRowCached)
-    activations(std::true_type{});
-  else
-    activations(std::false_type{});
-  if (out) {  // one test for all chunks: the activation code stays free of it
-#pragma unroll
-    for (int k = 0; k < kRowCached; ++k)
-      if (in[k]) store_chunk_bf16<kVector>(out + row * d, c[k], d, y[k]);
-  }
-  // Past the register-held chunks (d > 8 * kRowCached * 256): recompute.
-  auto recomputed = [&](int cc) {
-    const Bf16x8 v = swiglu_chunk<kOai, kVector>(load_gate_up<kVector>(gate_up, row, cc, d), cc, d);
-    if (out) store_chunk_bf16<kVector>(out + row * d, cc, d, v);
-    return v;
-  };
-
-  if constexpr (kPerToken) {
-    std::uint32_t amax = 0;
-#pragma unroll
-    for (int k = 0; k < kRowCached; ++k) amax = max_u32(amax, bf16x8_abs_max_bits(y[k]));  // chunks not held: +0
-    for (int i = kRowCached; i < rounds; ++i)
-      if (t + i * kRowThreads < chunks) amax = max_u32(amax, bf16x8_abs_max_bits(recomputed(t + i * kRowThreads)));
-    amax = grouped_max_u32<kRowThreads>(amax, max_scratch);
-    if (!live) return;
-    const Fp8Scale scale = fp8_scale_from_amax_bits(amax, Format::kFlavour, dst.format);
-    std::uint8_t* q_row = dst.q + row * d;
-    // One branch per row on the scale, so the register-held chunks take only the no-NaN encode.
-    auto store_held = [&](auto no_nan) {
-#pragma unroll
-      for (int k = 0; k < kRowCached; ++k)
-        if (in[k]) store_chunk_fp8<Format, kVector, decltype(no_nan)::value>(q_row, c[k], d, y[k], scale.inverse);
-    };
-    if (fp8_inverse_is_finite(scale.inverse))
-      store_held(std::true_type{});
-    else
-      store_held(std::false_type{});
-    for (int i = kRowCached; i < rounds; ++i) {
-      const int cc = t + i * kRowThreads;
-      if (cc < chunks) {
-        const Bf16x8 v = swiglu_chunk<kOai, kVector>(load_gate_up<kVector>(gate_up, row, cc, d), cc, d);
-        store_chunk_fp8<Format, kVector>(q_row, cc, d, v, scale.inverse);
-      }
-    }
-    if (t == 0) fp8_store_scale(dst.scales, row, scale, dst.format);
-  } else {  // d is a multiple of 128, so a group's 16 lanes are in or out together
-    static_assert(kRowThreads >= kWidestWave, "the scale dealing needs the wave inside one row");
-    quantize_group_chunks<Format>(dst, row, d, c, in, y);
-    for (int i = kRowCached; i < rounds; ++i) {
-      const int cc = t + i * kRowThreads;
-      const bool here = cc < chunks;
-      quantize_group_chunk<Format>(dst, row, cc, d, here, here ? recomputed(cc) : zero_bf16x8());
-    }
-  }
+  swiglu_fp8_rows<Format, kOai, kVector, kRowThreads, kRowCached, kPerToken>(gate_up, out, dst, d, blockIdx.x);
 }
 
 // The row shape: threads per row and chunks held per thread. Six chunks pay once the grid of

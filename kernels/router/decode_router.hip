@@ -1,0 +1,121 @@
+// F4's one-launch decode router (decode_router.hpp says what each phase does and why the handoff is
+// correct on any number of resident blocks), and the chain's launches.
+#include <algorithm>
+
+#include "kernels/common/gpu_check.hpp"
+#include "kernels/moe_sort_mxfp4/moe_sort_mxfp4_device.hpp"
+#include "kernels/router/decode_router.hpp"
+#include "kernels/router/router_device.hpp"
+
+namespace fb {
+namespace {
+
+static_assert(kRouterThreads == kMxThreads, "the sort table is built by a block of the router's size");
+constexpr int kMaxPairs = static_cast<int>(kDecodeRouterMaxRows * kRouterMaxTopk);
+constexpr int kMaxExperts = static_cast<int>(kRouterMaxExperts);
+
+// The handoff's ticket counter: zero when the module loads, reset to zero by each launch's last block.
+__device__ unsigned decode_router_tickets = 0;
+
+struct DecodeArgs {
+  const std::uint16_t* x;
+  const void* w;
+  float* partials;
+  float* logits;
+  std::int32_t* ids;
+  float* weights;
+  std::int32_t* sorted_ids;
+  float* sorted_weights;
+  std::int32_t* expert_ids;
+  std::int32_t* num_valid_ids;
+  std::uint16_t* moe_buf;
+  std::uint32_t moe_units;  // 16-byte vectors of moe_buf
+  RouterGemvShape sh;
+  RouterGateArgs gate;
+  int block;  // B
+};
+
+template <RouterWeight kW, int kRowTile>
+__global__ __launch_bounds__(kRouterThreads) void decode_router_kernel(DecodeArgs a) {
+  // 1. GEMV items and a share of moe_buf.
+  for (int item = static_cast<int>(blockIdx.x); item < a.sh.items(); item += static_cast<int>(gridDim.x))
+    router_gemv_item<kW, kRowTile>(a.x, a.w, a.partials, a.sh, item);
+  const std::uint32_t gtid = blockIdx.x * kRouterThreads + threadIdx.x, gstride = gridDim.x * kRouterThreads;
+  moe_buf_zero_duty<std::uint32_t>(a.moe_buf, a.moe_units, gtid, gstride);
+
+  // 2. The handoff (router_last_block): only the block holding the last ticket goes on.
+  if (!router_last_block(&decode_router_tickets, gridDim.x)) return;
+
+  // 3a. The gate of every row: lane group g takes rows g, g + 8 (all groups run the same rounds).
+  __shared__ std::int32_t pair_ids[kMaxPairs];
+  __shared__ float pair_weights[kMaxPairs];
+  const int k = a.gate.topk;
+  for (int row0 = 0; row0 < a.gate.rows; row0 += kRouterGroups) {
+    const int row = row0 + static_cast<int>(threadIdx.x / 32);
+    const bool live = row < a.gate.rows;
+    float l[8] = {};
+    if (live) router_row_logits<true>(a.gate, a.partials, a.logits, row, true, l);
+    router_gate_row(a.gate, l, live, pair_ids + row * k, pair_weights + row * k);
+  }
+  __syncthreads();
+  const int pairs = a.gate.rows * k;
+  for (int i = threadIdx.x; i < pairs; i += kRouterThreads) {
+    a.ids[i] = pair_ids[i];
+    a.weights[i] = pair_weights[i];
+  }
+
+  // 3b. The sort (the landed one-launch table; T <= 16 tokens: one bitmap word per expert).
+  __shared__ std::uint64_t vals[kMaxExperts], partial[kMxThreads];
+  __shared__ std::uint32_t bits[kMaxExperts];
+  __shared__ std::int32_t start[kMaxExperts + 1], count[kMaxExperts], local[kMaxExperts], pad_start[kMaxExperts + 1];
+  MoeSortTable tb{vals, partial, bits, start, count, local, pad_start, 0, 0};
+  const int E = a.gate.experts;
+  moe_sort_build_table(tb, pair_ids, nullptr, a.gate.rows, k, E, a.block);
+  for (int i = threadIdx.x; i < pairs; i += kRouterThreads) {
+    const std::int32_t e = pair_ids[i];
+    if (!moe_expert_routed(e, E, nullptr)) continue;
+    const int t = i / k, p = start[e] + rank_below(&bits[e], t);
+    a.sorted_ids[p] = moe_sort_entry(t, i % k);
+    a.sorted_weights[p] = pair_weights[i];
+  }
+  if (threadIdx.x == 0) {
+    a.num_valid_ids[0] = tb.valid;
+    a.num_valid_ids[1] = a.gate.rows;
+  }
+  for (int j = threadIdx.x; j < tb.valid / a.block; j += kRouterThreads)
+    a.expert_ids[j] = local[moe_owner(start, E, static_cast<std::int64_t>(j) * a.block)];
+  moe_padding_duty(start, count, pad_start, E, tb.valid, tb.padding, moe_sort_sentinel(a.gate.rows, k), a.sorted_ids,
+                   a.sorted_weights, nullptr, 0, threadIdx.x, kRouterThreads);
+}
+
+}  // namespace
+
+void decode_router_fused_launch(const DecodeRouterParams& p, const DecodeRouterBuffers& b, void* stream) {
+  const RouterParams& r = p.router;
+  with_router_weight(r.weight, [&](auto weight) {
+    with_router_row_tile(r.rows, [&](auto tile) {
+      constexpr int kRowTile = decltype(tile)::value;
+      DecodeArgs a{b.router.x, b.router.w, b.router.partials, b.router.logits, b.router.topk_ids,
+                   b.router.topk_weights, b.sorted_token_ids, b.sorted_weights, b.sorted_expert_ids, b.num_valid_ids,
+                   b.moe_buf, static_cast<std::uint32_t>(r.rows * p.buf_cols / 8), router_gemv_shape(r, kRowTile),
+                   RouterGateArgs{static_cast<int>(r.rows), static_cast<int>(r.experts), static_cast<int>(r.split_k),
+                                  static_cast<int>(r.topk), r.gate, r.routed_scaling, b.router.bias},
+                   static_cast<int>(p.block)};
+      const unsigned grid = p.grid_blocks > 0 ? static_cast<unsigned>(p.grid_blocks) : static_cast<unsigned>(a.sh.items());
+      decode_router_kernel<decltype(weight)::value, kRowTile>
+          <<<grid, kRouterThreads, 0, static_cast<hipStream_t>(stream)>>>(a);
+    });
+  });
+  gpu_check_launch("decode_router_kernel");
+}
+
+void decode_router_chain_launch(const DecodeRouterParams& p, const DecodeRouterBuffers& b, void* stream) {
+  router_chain_launch(p.router, b.router, stream);
+  const MoeSortMxfp4Params sp = p.sort();
+  const MoeSortMxfp4Buffers sb = b.sort();
+  moe_sort_count_launch(sp, sb, stream);
+  moe_sort_scan_launch(sp, sb, stream);
+  moe_sort_scatter_launch(sp, sb, true, stream);
+}
+
+}  // namespace fb

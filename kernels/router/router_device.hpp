@@ -1,0 +1,234 @@
+// Device-side router code shared by the plain kernels (chain), the fused gate, F3's shared launch
+// and F4's one-launch decode router: one GEMV work item (a block), one gate row (a 32-lane group).
+// Orders: router_math.hpp. Lanes cooperate only in aligned groups of 32 (xor shuffles below 32
+// stay inside them on wave32 and wave64 alike); a block is 256 threads = 8 lane groups.
+#pragma once
+
+#include <type_traits>
+
+#include "kernels/common/hip_compat.hpp"
+#include "kernels/common/vector_io.hpp"
+#include "kernels/router/router.hpp"
+#include "kernels/router/router_math.hpp"
+
+namespace fb {
+
+inline constexpr int kRouterThreads = 256;
+inline constexpr int kRouterGroups = kRouterThreads / 32;  // lane groups per block: experts per item, rows per gate block
+
+// The GEMV's work items: (row tile, slice, expert group of 8), expert group fastest, so blocks
+// that run together share the x tile through the caches.
+struct RouterGemvShape {
+  int rows, hidden, experts, split_k, row_tile;
+  FB_HD int slice() const { return hidden / split_k; }
+  FB_HD int expert_groups() const { return experts / kRouterGroups; }
+  FB_HD int row_tiles() const { return (rows + row_tile - 1) / row_tile; }
+  FB_HD int items() const { return row_tiles() * split_k * expert_groups(); }
+};
+
+inline RouterGemvShape router_gemv_shape(const RouterParams& p, int row_tile) {
+  return RouterGemvShape{static_cast<int>(p.rows), static_cast<int>(p.hidden), static_cast<int>(p.experts),
+                         static_cast<int>(p.split_k), row_tile};
+}
+
+__device__ inline float router_lane_tree(float v) {
+#pragma unroll
+  for (int h = 16; h > 0; h >>= 1) v = v + __uint_as_float(shfl_xor_u32(__float_as_uint(v), h));
+  return v;
+}
+
+// 8 consecutive weights of row e from k, widened to fp32.
+template <RouterWeight kW>
+__device__ inline void router_load_weights(const void* w, std::int64_t at, float (&out)[8]) {
+  if constexpr (kW == RouterWeight::f32) {
+    const float4* p = reinterpret_cast<const float4*>(static_cast<const float*>(w) + at);
+    const float4 a = p[0], b = p[1];
+    out[0] = a.x, out[1] = a.y, out[2] = a.z, out[3] = a.w, out[4] = b.x, out[5] = b.y, out[6] = b.z, out[7] = b.w;
+  } else {
+    const Bf16x8 v = load_bf16x8(static_cast<const std::uint16_t*>(w) + at);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) out[j] = bf16x8_element(v, j);
+  }
+}
+
+// One work item by a whole block: lane group g takes expert 8 eg + g, lane l virtual lane l of
+// every row of the tile; partials [S][M][E] of the tile's rows for slice s.
+template <RouterWeight kW, int kRowTile>
+__device__ inline void router_gemv_item(const std::uint16_t* x, const void* w, float* partials,
+                                        const RouterGemvShape& sh, int item) {
+  const int eg = item % sh.expert_groups();
+  const int s = (item / sh.expert_groups()) % sh.split_k;
+  const int m0 = item / (sh.expert_groups() * sh.split_k) * kRowTile;
+  const int lane = static_cast<int>(threadIdx.x % 32), e = eg * kRouterGroups + static_cast<int>(threadIdx.x / 32);
+  const int rows = min(kRowTile, sh.rows - m0);
+  const int L = sh.slice(), chunks = L / 8;
+  const std::int64_t k0 = static_cast<std::int64_t>(s) * L;
+  float acc[kRowTile];
+#pragma unroll
+  for (int r = 0; r < kRowTile; ++r) acc[r] = 0.0f;
+#pragma unroll 4  // several chunks' loads in flight per lane (the adds stay in chunk order)
+  for (int c = lane; c < chunks; c += 32) {
+    const std::int64_t k = k0 + static_cast<std::int64_t>(c) * 8;
+    float wv[8];
+    router_load_weights<kW>(w, static_cast<std::int64_t>(e) * sh.hidden + k, wv);
+#pragma unroll
+    for (int r = 0; r < kRowTile; ++r) {
+      if (r < rows) {
+        const Bf16x8 xv = load_bf16x8(x + static_cast<std::int64_t>(m0 + r) * sh.hidden + k);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) acc[r] = acc[r] + bf16x8_element(xv, j) * wv[j];
+      }
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < kRowTile; ++r) {
+    const float v = router_lane_tree(acc[r]);  // every lane takes part
+    if (lane == 0 && r < rows) partials[(static_cast<std::int64_t>(s) * sh.rows + m0 + r) * sh.experts + e] = v;
+  }
+}
+
+// The grid handoff that never waits (F4's one launch, and the GEMV's own split-K fixup at M <= 16):
+// after its writes every block fences (release) and thread 0 draws a ticket; the block that draws
+// `blocks - 1` is the last to finish, sees every block's writes after an acquire fence, and resets
+// the counter for the next launch. Returns true in that block only (every thread of it). No block
+// waits for another, so any number of co-resident blocks and any grid size is correct. Reads of
+// other blocks' data after it must bypass the non-coherent L1 (router_row_logits<true>, or
+// volatile loads).
+__device__ inline bool router_last_block(unsigned* tickets, unsigned blocks) {
+  __shared__ bool last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    last = atomicAdd(tickets, 1u) == blocks - 1;
+    if (last) atomicExch(tickets, 0u);  // every ticket of this launch is drawn
+  }
+  __syncthreads();
+  if (last) __threadfence();
+  return last;
+}
+
+// Row tile by M, as a template argument: 1, 2, 4, 8, or 16 (up to 16 rows: F4).
+template <class Fn>
+void with_router_row_tile(std::int64_t rows, Fn&& fn) {
+  if (rows <= 1)
+    fn(std::integral_constant<int, 1>{});
+  else if (rows <= 2)
+    fn(std::integral_constant<int, 2>{});
+  else if (rows <= 4)
+    fn(std::integral_constant<int, 4>{});
+  else if (rows <= 8)
+    fn(std::integral_constant<int, 8>{});
+  else
+    fn(std::integral_constant<int, 16>{});
+}
+
+template <class Fn>
+void with_router_weight(RouterWeight w, Fn&& fn) {
+  if (w == RouterWeight::f32)
+    fn(std::integral_constant<RouterWeight, RouterWeight::f32>{});
+  else
+    fn(std::integral_constant<RouterWeight, RouterWeight::bf16>{});
+}
+
+// ---- the gate ----
+
+struct RouterGateArgs {
+  int rows, experts, split_k, topk;
+  RouterGate gate;
+  float routed_scaling;
+  const float* bias;
+};
+
+// The logits lane l of a row holds (experts l V .. l V + V - 1): read from logits, or summed from
+// the partials in slice order (and then written as logits) when `from_partials`.
+// `kCoherent`: the partials were written by other blocks of this launch (F4's handoff), so they are
+// read past the non-coherent L1 (volatile loads).
+template <bool kCoherent = false>
+__device__ inline void router_row_logits(const RouterGateArgs& a, const float* partials, float* logits, int row,
+                                         bool from_partials, float (&l)[8]) {
+  auto load = [](const float* q) { return kCoherent ? *reinterpret_cast<const volatile float*>(q) : *q; };
+  const int V = a.experts / 32, lane = static_cast<int>(threadIdx.x % 32);
+  const std::int64_t base = static_cast<std::int64_t>(row) * a.experts + lane * V;
+  const std::int64_t slice = static_cast<std::int64_t>(a.rows) * a.experts;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    if (i >= V) continue;
+    if (from_partials) {
+      float v = load(partials + base + i);
+      for (int s = 1; s < a.split_k; ++s) v = v + load(partials + s * slice + base + i);
+      l[i] = v;
+      logits[base + i] = v;
+    } else {
+      l[i] = logits[base + i];
+    }
+  }
+}
+
+// The gate of one row by a 32-lane group (every lane calls it; `live` false for a spare row: it
+// takes part in the shuffles and writes nothing).
+__device__ inline void router_gate_row(const RouterGateArgs& a, const float (&l)[8], bool live, std::int32_t* ids,
+                                       float* weights) {
+  const int V = a.experts / 32, lane = static_cast<int>(threadIdx.x % 32);
+  const int group_base = static_cast<int>(threadIdx.x % warpSize) - lane;  // lane 0 of this group in its wave
+  float prob[8] = {}, score[8] = {};
+  if (a.gate == RouterGate::sigmoid_bias) {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      if (i >= V) continue;
+      prob[i] = router_sigmoid(l[i]);
+      score[i] = prob[i] + a.bias[lane * V + i];
+    }
+  } else {
+    float m = -__int_as_float(0x7F800000);
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+      if (i < V) m = router_max(m, l[i]);
+#pragma unroll
+    for (int h = 16; h > 0; h >>= 1) m = router_max(m, __uint_as_float(shfl_xor_u32(__float_as_uint(m), h)));
+    float s = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      if (i >= V) continue;
+      prob[i] = exact_exp(l[i] - m);
+      s = i == 0 ? prob[0] : s + prob[i];
+    }
+    const float sum = router_lane_tree(s);
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+      if (i < V) score[i] = prob[i] = prob[i] / sum;
+  }
+  unsigned taken = 0;
+  float w[kRouterMaxTopk];
+  std::int32_t chosen[kRouterMaxTopk];
+  for (int r = 0; r < a.topk; ++r) {
+    std::uint64_t best = 0;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      if (i >= V) continue;
+      const std::uint64_t c = (taken >> i) & 1u ? 0 : router_candidate(score[i], lane * V + i);
+      best = c > best ? c : best;
+    }
+#pragma unroll
+    for (int h = 16; h > 0; h >>= 1) {
+      const std::uint64_t other = (static_cast<std::uint64_t>(shfl_xor_u32(static_cast<unsigned>(best >> 32), h)) << 32) |
+                                  shfl_xor_u32(static_cast<unsigned>(best), h);
+      best = other > best ? other : best;
+    }
+    const std::int32_t id = router_candidate_id(best);
+    const int owner = id / V, index = id % V;
+    float mine = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) mine = i == index ? prob[i] : mine;
+    if (lane == owner) taken |= 1u << index;
+    chosen[r] = id;
+    w[r] = __uint_as_float(shfl_u32(__float_as_uint(mine), group_base + owner));
+  }
+  if (!live || lane != 0) return;
+  router_finish_weights(w, a.topk, a.routed_scaling);
+  for (int r = 0; r < a.topk; ++r) {
+    ids[r] = chosen[r];
+    weights[r] = w[r];
+  }
+}
+
+}  // namespace fb

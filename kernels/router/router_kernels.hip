@@ -1,0 +1,128 @@
+// The router's plain kernels and the router case's two variants
+// (docs/numeric-contract.md#router-gemv-and-gate; orders in router_math.hpp):
+//   router_gemv_kernel          one block per work item (row tile, slice, 8 experts): partials;
+//                               the chain's at M <= 16 also sums them into logits in its last block
+//                               (router_last_block: no waiting), so no reduce launch there
+//   router_reduce_kernel        logits = ((P0 + P1) + P2) + ..., one thread per logit
+//   router_gate_kernel<false>   the gate from logits, one 32-lane group per row
+//   router_gate_kernel<true>    the fused gate: sums the partials in the reduce's order, writes the
+//                               logits and gates them (no reduce launch)
+// fused = GEMV + fused gate (2 launches); chain = GEMV + reduce + gate (3 launches; 2 at M <= 16).
+#include "kernels/common/gpu_check.hpp"
+#include "kernels/fp8_quant/fp8_quant_device.hpp"
+#include "kernels/router/router_device.hpp"
+
+namespace fb {
+namespace {
+
+// The ticket counter of the GEMV's own fixup: zero at module load, reset by each launch's last block.
+__device__ unsigned router_gemv_tickets = 0;
+
+template <RouterWeight kW, int kRowTile, bool kFixup>
+__global__ __launch_bounds__(kRouterThreads) void router_gemv_kernel(const std::uint16_t* x, const void* w,
+                                                                     float* partials, float* logits,
+                                                                     RouterGemvShape sh) {
+  router_gemv_item<kW, kRowTile>(x, w, partials, sh, static_cast<int>(blockIdx.x));
+  if constexpr (kFixup) {
+    if (!router_last_block(&router_gemv_tickets, gridDim.x)) return;
+    const std::int64_t slice = static_cast<std::int64_t>(sh.rows) * sh.experts;
+    auto load = [](const float* q) { return *reinterpret_cast<const volatile float*>(q); };
+    for (std::int64_t i = threadIdx.x; i < slice; i += kRouterThreads) {  // the reduce's order
+      float v = load(partials + i);
+      for (int s = 1; s < sh.split_k; ++s) v = v + load(partials + s * slice + i);
+      logits[i] = v;
+    }
+  }
+}
+
+__global__ void router_reduce_kernel(const float* partials, float* logits, std::int64_t slice, int split_k) {
+  const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= slice) return;
+  float v = partials[i];
+  for (int s = 1; s < split_k; ++s) v = v + partials[s * slice + i];
+  logits[i] = v;
+}
+
+template <bool kFromPartials>
+__global__ __launch_bounds__(kRouterThreads) void router_gate_kernel(RouterGateArgs a, const float* partials,
+                                                                     float* logits, std::int32_t* ids,
+                                                                     float* weights) {
+  const int row = static_cast<int>(blockIdx.x) * kRouterGroups + static_cast<int>(threadIdx.x / 32);
+  const bool live = row < a.rows;
+  float l[8] = {};
+  if (live) router_row_logits(a, partials, logits, row, kFromPartials, l);
+  router_gate_row(a, l, live, ids + static_cast<std::int64_t>(row) * a.topk,
+                  weights + static_cast<std::int64_t>(row) * a.topk);
+}
+
+RouterGateArgs gate_args(const RouterParams& p, const RouterBuffers& b) {
+  return RouterGateArgs{static_cast<int>(p.rows), static_cast<int>(p.experts), static_cast<int>(p.split_k),
+                        static_cast<int>(p.topk), p.gate, p.routed_scaling, b.bias};
+}
+
+}  // namespace
+
+namespace {
+
+void gemv_launch(const RouterParams& p, const RouterBuffers& b, bool fixup, void* stream) {
+  with_router_weight(p.weight, [&](auto weight) {
+    with_router_row_tile(p.rows, [&](auto tile) {
+      constexpr RouterWeight kW = decltype(weight)::value;
+      constexpr int kTile = decltype(tile)::value;
+      const RouterGemvShape sh = router_gemv_shape(p, kTile);
+      const auto grid = static_cast<unsigned>(sh.items());
+      auto* s = static_cast<hipStream_t>(stream);
+      if (fixup)
+        router_gemv_kernel<kW, kTile, true><<<grid, kRouterThreads, 0, s>>>(b.x, b.w, b.partials, b.logits, sh);
+      else
+        router_gemv_kernel<kW, kTile, false><<<grid, kRouterThreads, 0, s>>>(b.x, b.w, b.partials, b.logits, sh);
+    });
+  });
+  gpu_check_launch("router_gemv_kernel");
+}
+
+}  // namespace
+
+void router_gemv_launch(const RouterParams& p, const RouterBuffers& b, void* stream) {
+  gemv_launch(p, b, false, stream);
+}
+
+void router_gemv_logits_launch(const RouterParams& p, const RouterBuffers& b, void* stream) {
+  gemv_launch(p, b, true, stream);
+}
+
+void router_reduce_launch(const RouterParams& p, const RouterBuffers& b, void* stream) {
+  const std::int64_t slice = p.rows * p.experts;
+  router_reduce_kernel<<<grid_for(slice, kRouterThreads), kRouterThreads, 0, static_cast<hipStream_t>(stream)>>>(
+      b.partials, b.logits, slice, static_cast<int>(p.split_k));
+  gpu_check_launch("router_reduce_kernel");
+}
+
+void router_gate_launch(const RouterParams& p, const RouterBuffers& b, void* stream) {
+  router_gate_kernel<false><<<grid_for(p.rows, kRouterGroups), kRouterThreads, 0, static_cast<hipStream_t>(stream)>>>(
+      gate_args(p, b), b.partials, b.logits, b.topk_ids, b.topk_weights);
+  gpu_check_launch("router_gate_kernel");
+}
+
+void router_gate_partials_launch(const RouterParams& p, const RouterBuffers& b, void* stream) {
+  router_gate_kernel<true><<<grid_for(p.rows, kRouterGroups), kRouterThreads, 0, static_cast<hipStream_t>(stream)>>>(
+      gate_args(p, b), b.partials, b.logits, b.topk_ids, b.topk_weights);
+  gpu_check_launch("router_gate_partials_kernel");
+}
+
+void router_fused_launch(const RouterParams& p, const RouterBuffers& b, void* stream) {
+  router_gemv_launch(p, b, stream);
+  router_gate_partials_launch(p, b, stream);
+}
+
+void router_chain_launch(const RouterParams& p, const RouterBuffers& b, void* stream) {
+  if (p.rows <= kRouterReduceLaunchRows) {
+    router_gemv_logits_launch(p, b, stream);
+  } else {
+    router_gemv_launch(p, b, stream);
+    router_reduce_launch(p, b, stream);
+  }
+  router_gate_launch(p, b, stream);
+}
+
+}  // namespace fb
