@@ -49,7 +49,13 @@ FB_HD int moe_exact_warps(std::int64_t cols, std::int64_t per_warp) {
 #if FB_MOE_INT8_MMA
 __device__ inline void mx_mma_block_sums(const MxAFragment& fa, const MxBFragment& fb, int (&c)[4]) {
   const int zero = 0;
-  asm(  // no side effects: the compiler may move it and the loads around it
+  // mma.sync.aligned must be reached by all 32 lanes converged on this very instruction. The
+  // callers branch per lane just before it (the L2 prefetch of lane quad 0, the padding columns'
+  // null B operand), and a non-volatile asm may be duplicated into such branches by the compiler:
+  // a warp split across two copies of the MMA is undefined behaviour and can hang. Reconverge
+  // first (cheap: one bar.warp.sync per MMA), and keep the asm volatile so it is not moved.
+  __syncwarp();
+  asm volatile(
       "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};"
       : "=r"(c[0]), "=r"(c[1]), "=r"(c[2]), "=r"(c[3])
       : "r"(fa.a[0]), "r"(fa.a[1]), "r"(fa.a[2]), "r"(fa.a[3]), "r"(fb.b[0]), "r"(fb.b[1]), "r"(zero));
@@ -68,8 +74,12 @@ FB_HD void prefetch_l2(const void* p) {
 }
 
 // The B fragment of a sorted row (nullptr: padding, all zero).
+// Branch-free (a predicated load and selects): every lane then reaches the MMA on one path.
 FB_HD MxBFragment mx_b_fragment_or_zero(const std::uint8_t* col, int quad) {
-  return col ? mx_b_fragment(col, quad) : MxBFragment{{0u, 0u}};
+  const std::uint32_t word = col ? load_u32(col + 4 * quad) : 0u;
+  MxBFragment f;
+  e2m1x8_to_s8x8(word, f.b[0], f.b[1]);  // code 0 is +0: zero operands
+  return f;
 }
 
 // S_q of one 16 x 8 tile: weight rows `group` and `group + 8` (block at w_lo / w_hi, fragment fa)
@@ -218,6 +228,15 @@ FB_HD int mx_warp_gemm(const MxChunk& ch, int chunk, int block, const std::uint8
   return groups;
 }
 
+// num_valid_ids[0] as the kernels use it: clamped to what the shape allows, so a corrupt or
+// unwritten count (a poisoned buffer reads 0x5A5A5A5A or -1) can neither send a CTA past the
+// sorted arrays nor make any loop run longer than the shape's sort blocks.
+inline constexpr std::int32_t kPadEntry = 0x00FFFFFF;  // token 2^24 - 1 >= T: a padding entry
+FB_HD std::int64_t moe_valid_entries(std::int32_t raw, std::int64_t max_entries) {
+  const std::int64_t v = raw;
+  return v < 0 ? 0 : (v > max_entries ? max_entries : v);
+}
+
 struct Stage1Args {
   const std::int32_t* sorted_token_ids;
   const std::int32_t* sorted_expert_ids;
@@ -228,6 +247,7 @@ struct Stage1Args {
   const std::uint8_t* w13_scales;
   std::uint16_t* a1;
   std::int64_t tokens, topk, block, hidden, inter;
+  std::int64_t max_entries;  // the sorted arrays' length (T*k + E*B - k)
 };
 
 struct Stage2Args {
@@ -241,6 +261,7 @@ struct Stage2Args {
   const std::uint8_t* w2_scales;
   float* y;
   std::int64_t tokens, topk, block, hidden, inter;
+  std::int64_t max_entries;  // the sorted arrays' length (T*k + E*B - k)
 };
 
 // One warp of the stage-1 exact kernel: sort block starting at sorted position `first` (its

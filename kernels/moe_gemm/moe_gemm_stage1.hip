@@ -26,11 +26,12 @@ constexpr int kMaxBlock = 128;       // B
 // At most 4 warps; 4 CTAs per SM (128 registers) so 16 warps stream weights at decode.
 template <bool kOai>
 __global__ __launch_bounds__(128, 4) void moe_stage1_exact_kernel(Stage1Args a) {
-  const std::int64_t valid = a.num_valid_ids[0];
+  const std::int64_t valid = moe_valid_entries(a.num_valid_ids[0], a.max_entries);
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.y) * a.block;
   if (first >= valid) return;  // the whole CTA: blocks past the sorted entries
   __shared__ std::int32_t entries[kMaxBlock];
-  for (int r = threadIdx.x; r < a.block; r += blockDim.x) entries[r] = a.sorted_token_ids[first + r];
+  for (int r = threadIdx.x; r < a.block; r += blockDim.x)  // rows past the count read as padding
+    entries[r] = first + r < valid ? a.sorted_token_ids[first + r] : kPadEntry;
   __syncthreads();
 
   const int warps = static_cast<int>(blockDim.x / 32), warp = static_cast<int>(threadIdx.x / 32);
@@ -40,7 +41,7 @@ __global__ __launch_bounds__(128, 4) void moe_stage1_exact_kernel(Stage1Args a) 
 
 template <bool kOai>
 __global__ __launch_bounds__(kPlainThreads) void moe_stage1_plain_kernel(Stage1Args a) {
-  const std::int64_t valid = a.num_valid_ids[0];
+  const std::int64_t valid = moe_valid_entries(a.num_valid_ids[0], a.max_entries);
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.y) * a.block;
   if (first >= valid) return;
   const std::int64_t I = a.inter, row_bytes = a.hidden / 2, nb = a.hidden / 32, pad = (nb + 7) / 8 * 8;
@@ -70,7 +71,8 @@ __global__ __launch_bounds__(kPlainThreads) void moe_stage1_plain_kernel(Stage1A
 
 void moe_stage1_launch(const MoeGemmParams& p, const MoeStage1Buffers& b, void* stream) {
   const Stage1Args a{b.sorted_token_ids, b.sorted_expert_ids, b.num_valid_ids, b.xq, b.x_scales, b.w13,
-                     b.w13_scales,       b.a1,              p.tokens,        p.topk, p.block, p.hidden, p.inter};
+                     b.w13_scales,       b.a1,              p.tokens,        p.topk, p.block, p.hidden, p.inter,
+                     p.max_entries()};
   const auto s = static_cast<hipStream_t>(stream);
   const auto blocks = static_cast<unsigned>(p.max_blocks());
   // The exact engine's 32-bit activation offsets cover every m31 shape; past them, plain (same bits).

@@ -22,14 +22,15 @@ constexpr int kMaxBlock = 128;
 
 
 __global__ __launch_bounds__(128) void moe_stage2_exact_kernel(Stage2Args a) {  // at most 4 warps
-  const std::int64_t valid = a.num_valid_ids[0];
+  const std::int64_t valid = moe_valid_entries(a.num_valid_ids[0], a.max_entries);
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.y) * a.block;
   if (first >= valid) return;
   __shared__ std::int32_t entries[kMaxBlock];
   __shared__ float weights[kMaxBlock];
   for (int r = threadIdx.x; r < a.block; r += blockDim.x) {
-    entries[r] = a.sorted_token_ids[first + r];
-    weights[r] = a.sorted_weights[first + r];
+    const bool live = first + r < valid;  // rows past the count read as padding
+    entries[r] = live ? a.sorted_token_ids[first + r] : kPadEntry;
+    weights[r] = live ? a.sorted_weights[first + r] : 0.0f;
   }
   __syncthreads();
 
@@ -39,7 +40,7 @@ __global__ __launch_bounds__(128) void moe_stage2_exact_kernel(Stage2Args a) {  
 }
 
 __global__ __launch_bounds__(kPlainThreads) void moe_stage2_plain_kernel(Stage2Args a) {
-  const std::int64_t valid = a.num_valid_ids[0];
+  const std::int64_t valid = moe_valid_entries(a.num_valid_ids[0], a.max_entries);
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.y) * a.block;
   if (first >= valid) return;
   const std::int64_t K = a.hidden, row_bytes = a.inter / 2, nb = a.inter / 32, pad = (nb + 7) / 8 * 8;
@@ -83,7 +84,8 @@ unsigned grid_1d(std::int64_t n, int threads) { return static_cast<unsigned>((n 
 void moe_stage2_launch(const MoeGemmParams& p, const MoeStage2Buffers& b, void* stream) {
   const Stage2Args a{b.sorted_token_ids, b.sorted_weights, b.sorted_expert_ids, b.num_valid_ids, b.a2q,
                      b.a2_scales,        b.w2,             b.w2_scales,         b.y,             p.tokens,
-                     p.topk,             p.block,          p.hidden,            p.inter};
+                     p.topk,             p.block,          p.hidden,            p.inter,
+                     p.max_entries()};
   const auto s = static_cast<hipStream_t>(stream);
   const auto blocks = static_cast<unsigned>(p.max_blocks());
   if (p.engine == MoeGemmEngine::exact && moe_exact_fits(p.pairs(), p.inter / 2)) {  // else plain: same bits

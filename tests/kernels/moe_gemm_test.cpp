@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -335,6 +336,26 @@ TEST(MoeGemmEmulation, ExactKernelIndexingMatchesTheEmulation) {
       }
 }
 
+// The exact kernels clamp num_valid_ids[0] to the shape: a poisoned count (0xFF bytes: -1) runs
+// no CTA and leaves the output untouched; the grid simulation stages entries as the kernels do.
+TEST(MoeGemmEmulation, ExactKernelsClampAPoisonedValidCount) {
+  Shape s;
+  Made m = make("moe_gemm/stage1", s);
+  const std::int32_t poisoned = -1;
+  std::memcpy(m.in[2].bytes.data(), &poisoned, 4);
+  HostTensors got = allocate_host(m.inst->outputs());
+  std::fill(got[0].bytes.begin(), got[0].bytes.end(), std::uint8_t{0x5A});
+  MoeGemmParams p;
+  p.tokens = s.T, p.topk = s.k, p.experts = s.E, p.block = s.B, p.hidden = s.K, p.inter = s.I;
+  moe_stage1_exact_simulate(p, {m.in[0].data<std::int32_t>(), m.in[1].data<std::int32_t>(), m.in[2].data<std::int32_t>(),
+                                m.in[3].data<std::uint8_t>(), m.in[4].data<std::uint8_t>(), m.in[5].data<std::uint8_t>(),
+                                m.in[6].data<std::uint8_t>(), got[0].data<std::uint16_t>()});
+  EXPECT_TRUE(std::all_of(got[0].bytes.begin(), got[0].bytes.end(), [](std::uint8_t b) { return b == 0x5A; }));
+  EXPECT_EQ(moe_valid_entries(-1, 100), 0);
+  EXPECT_EQ(moe_valid_entries(0x5A5A5A5A, 100), 100);
+  EXPECT_EQ(moe_valid_entries(64, 100), 64);
+}
+
 TEST(MoeGemmEmulation, FoldWithinRelL2OfChainAndNoWorseAgainstFp64) {
   Shape s;
   s.T = 40;
@@ -487,6 +508,11 @@ TEST(MoeGemmGpu, EveryVariantEqualsItsEmulationBitwise) {
   for (auto& [name, s] : points) {
     Made m = make(name, s);
     for (VariantId v = 0; v < moe_case(name).variants.size(); ++v) {
+      // Progress on stderr: should a launch ever hang, the log names the point it hung on.
+      std::fprintf(stderr, "[moe_gemm gpu] %s %s T=%lld K=%lld I=%lld B=%lld %s %s\n", name,
+                   moe_case(name).variants[v].name.c_str(), static_cast<long long>(s.T), static_cast<long long>(s.K),
+                   static_cast<long long>(s.I), static_cast<long long>(s.B), s.dist.c_str(), s.routing.c_str());
+      std::fflush(stderr);
       const HostTensors want = emulate(m, v), got = run_gpu(m, v, stream);
       EXPECT_EQ(got[0].bytes, want[0].bytes) << name << " variant " << moe_case(name).variants[v].name
                                              << " T=" << s.T << " " << s.dist << " " << s.routing;
