@@ -28,6 +28,7 @@ enum class MoeGemmKind { stage1, stage2, shared_fold };
 // Beyond this many multiply-adds per emulated variant the CPU backend does not run a point (the
 // GPU backend still checks a seeded subset of tokens on the CPU).
 constexpr double kCpuMacLimit = 0x1.0p36;
+constexpr double kCpuWeightLimit = 0x1.0p26;
 
 // Input order of the stage-2 cases (stage 1 has no sorted_weights and no shared output).
 enum Stage2Input { kIds, kWeights, kExpertIds, kNumValid, kA2q, kA2Scales, kW2, kW2Scales, kShared };
@@ -287,7 +288,14 @@ class MoeGemmInstance final : public CaseInstance {
   }
 
   std::string skip_reason(Backend backend) const override {
-    if (backend != Backend::cpu || macs() <= kCpuMacLimit) return {};
+    if (backend != Backend::cpu) return {};
+    // Preparing every expert's MXFP4 weights and their fp64 reference costs the CPU as much as the
+    // GEMMs at decode sizes: past kCpuWeightLimit elements (the m31 shapes: 128 experts x 1536 x
+    // 6144) a CPU run is minutes per point, so the CPU backend leaves them to the GPU.
+    const double weights = static_cast<double>(p_.experts) * static_cast<double>(3 * p_.inter) * static_cast<double>(p_.hidden);
+    if (weights > kCpuWeightLimit)
+      return fmt::format("GPU only: {:.3g} expert weight elements to prepare are beyond the CPU backend", weights);
+    if (macs() <= kCpuMacLimit) return {};
     return fmt::format("GPU only: {:.3g} multiply-adds per variant are beyond a whole CPU emulation (the GPU run "
                        "checks a seeded subset of tokens)",
                        macs());
