@@ -105,8 +105,6 @@ FB_HD void mx_tile_block_sums(const MxAFragment& fa, const std::uint8_t* w_lo, c
 inline constexpr int kGroups = 2;
 inline constexpr int kChunkRows = 8 * kGroups;
 inline constexpr std::uint32_t kPadRow = 0xFFFFFFFFu;  // a padding row's offset
-// 32-K blocks of weights a warp loads before it uses the first (see mx_warp_gemm).
-inline constexpr int kWeightDepth = 8;
 
 // The exact kernels keep activation byte offsets in 32 bits: rows * row_bytes must stay below
 // kPadRow (T < 1.39 M at K = 6144). Larger points run the plain engine (the same bits).
@@ -181,70 +179,49 @@ FB_HD int mx_warp_gemm(const MxChunk& ch, int chunk, int block, const std::uint8
     off_1[g] = live ? ch.offset(chunk + 8 * g + 2 * quad + 1) : kPadRow;
     scale_row[g] = mx_scale_row_part(ch.first + chunk + 8 * g + 2 * quad, ch.pad);
   }
-  // The K loop in batches of kWeightDepth blocks: every weight word and scale byte of a batch is
-  // loaded before the first is used, so a warp keeps kWeightDepth x kTiles x 2 loads in flight
-  // instead of one block's (at decode a few warps per SM stream the weights: the bytes in flight,
-  // not the instructions, set the speed). The blocks are still promoted one at a time in K order.
 #pragma unroll 1
-  for (std::int64_t y0 = 0; y0 < nb; y0 += kWeightDepth) {
+  for (std::int64_t y = 0; y < nb; ++y) {
+    const std::int64_t at = 16 * y;
     // Every 8 blocks (one 128-byte line of a weight row), lane quad 0 asks for the line 16 blocks
-    // ahead when the row has it, so the batch's own loads find their lines in L2.
-    if ((y0 & 7) == 0 && quad == 0 && y0 + 16 < nb) {
+    // ahead when the row has it (the loop is not unrolled: this hides the loads' latency).
+    if ((y & 7) == 0 && quad == 0 && y + 16 < nb) {
 #pragma unroll
       for (int t = 0; t < kTiles; ++t) {
-        prefetch_l2(w_lo[t] + 16 * y0 + 256);
-        prefetch_l2(w_lo[t] + w_hi + 16 * y0 + 256);
+        prefetch_l2(w_lo[t] + at + 256);
+        prefetch_l2(w_lo[t] + w_hi + at + 256);
       }
     }
-    std::uint32_t raw_lo[kWeightDepth][kTiles], raw_hi[kWeightDepth][kTiles];
-    std::uint8_t sw_lo[kWeightDepth][kTiles], sw_hi[kWeightDepth][kTiles];
+    MxAFragment fa[kTiles];
+    float xw_lo[kTiles], xw_hi[kTiles];
 #pragma unroll
-    for (int d = 0; d < kWeightDepth; ++d) {
-      const std::int64_t y = y0 + d;
-      const bool in = y < nb;
-#pragma unroll
-      for (int t = 0; t < kTiles; ++t) {
-        raw_lo[d][t] = in ? load_u32(w_lo[t] + 16 * y + 4 * quad) : 0u;
-        raw_hi[d][t] = in ? load_u32(w_lo[t] + w_hi + 16 * y + 4 * quad) : 0u;
-        sw_lo[d][t] = in ? s_lo[t][y] : std::uint8_t{127};
-        sw_hi[d][t] = in ? s_lo[t][s_hi + y] : std::uint8_t{127};
-      }
+    for (int t = 0; t < kTiles; ++t) {
+#if FB_MOE_INT8_MMA
+      fa[t] = mx_a_fragment(w_lo[t] + at, w_lo[t] + w_hi + at, quad);
+#else
+      fa[t] = MxAFragment{{0u, 0u, 0u, 0u}};
+#endif
+      xw_lo[t] = e8m0_to_float(s_lo[t][y]);
+      xw_hi[t] = e8m0_to_float(s_lo[t][s_hi + y]);
     }
+    const std::uint32_t scale_block = mx_scale_block_part(y);
 #pragma unroll
-    for (int d = 0; d < kWeightDepth; ++d) {
-      const std::int64_t y = y0 + d;
-      if (y >= nb) break;  // warp-uniform
-      const std::int64_t at = 16 * y;
-      MxAFragment fa[kTiles];
-      float xw_lo[kTiles], xw_hi[kTiles];
+    for (int g = 0; g < kGroups; ++g) {
+      if (g >= groups) break;  // warp-uniform
+      // 2^(sa-129) of the lane's two C columns (padding: its sums are 0 and never stored).
+      const float xa_0 = mx_quarter_scale(off_0[g] != kPadRow ? ch.act_scales[scale_row[g] + scale_block] : std::uint8_t{127});
+      const float xa_1 =
+          mx_quarter_scale(off_1[g] != kPadRow ? ch.act_scales[scale_row[g] + 4 + scale_block] : std::uint8_t{127});
+      const std::uint8_t* cb = off_b[g] != kPadRow ? ch.act + off_b[g] + at : nullptr;
+      const std::uint8_t* c0 = off_0[g] != kPadRow ? ch.act + off_0[g] + at : nullptr;
+      const std::uint8_t* c1 = off_1[g] != kPadRow ? ch.act + off_1[g] + at : nullptr;
 #pragma unroll
       for (int t = 0; t < kTiles; ++t) {
-        e2m1x8_to_s8x8(raw_lo[d][t], fa[t].a[0], fa[t].a[2]);
-        e2m1x8_to_s8x8(raw_hi[d][t], fa[t].a[1], fa[t].a[3]);
-        xw_lo[t] = e8m0_to_float(sw_lo[d][t]);
-        xw_hi[t] = e8m0_to_float(sw_hi[d][t]);
-      }
-      const std::uint32_t scale_block = mx_scale_block_part(y);
-#pragma unroll
-      for (int g = 0; g < kGroups; ++g) {
-        if (g >= groups) break;  // warp-uniform
-        // 2^(sa-129) of the lane's two C columns (padding: its sums are 0 and never stored).
-        const float xa_0 =
-            mx_quarter_scale(off_0[g] != kPadRow ? ch.act_scales[scale_row[g] + scale_block] : std::uint8_t{127});
-        const float xa_1 =
-            mx_quarter_scale(off_1[g] != kPadRow ? ch.act_scales[scale_row[g] + 4 + scale_block] : std::uint8_t{127});
-        const std::uint8_t* cb = off_b[g] != kPadRow ? ch.act + off_b[g] + at : nullptr;
-        const std::uint8_t* c0 = off_0[g] != kPadRow ? ch.act + off_0[g] + at : nullptr;
-        const std::uint8_t* c1 = off_1[g] != kPadRow ? ch.act + off_1[g] + at : nullptr;
-#pragma unroll
-        for (int t = 0; t < kTiles; ++t) {
-          int c[4];
-          mx_tile_block_sums(fa[t], w_lo[t] + at, w_lo[t] + w_hi + at, cb, c0, c1, quad, c);
-          acc[g][t][0] = mx_block_promote_scaled(acc[g][t][0], c[0], xa_0, xw_lo[t]);
-          acc[g][t][1] = mx_block_promote_scaled(acc[g][t][1], c[1], xa_1, xw_lo[t]);
-          acc[g][t][2] = mx_block_promote_scaled(acc[g][t][2], c[2], xa_0, xw_hi[t]);
-          acc[g][t][3] = mx_block_promote_scaled(acc[g][t][3], c[3], xa_1, xw_hi[t]);
-        }
+        int c[4];
+        mx_tile_block_sums(fa[t], w_lo[t] + at, w_lo[t] + w_hi + at, cb, c0, c1, quad, c);
+        acc[g][t][0] = mx_block_promote_scaled(acc[g][t][0], c[0], xa_0, xw_lo[t]);
+        acc[g][t][1] = mx_block_promote_scaled(acc[g][t][1], c[1], xa_1, xw_lo[t]);
+        acc[g][t][2] = mx_block_promote_scaled(acc[g][t][2], c[2], xa_0, xw_hi[t]);
+        acc[g][t][3] = mx_block_promote_scaled(acc[g][t][3], c[3], xa_1, xw_hi[t]);
       }
     }
   }

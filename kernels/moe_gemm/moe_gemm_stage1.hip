@@ -25,7 +25,7 @@ constexpr int kMaxBlock = 128;       // B
 
 // At most 4 warps; 4 CTAs per SM (128 registers) so 16 warps stream weights at decode.
 template <bool kOai>
-__global__ __launch_bounds__(128, 3) void moe_stage1_exact_kernel(Stage1Args a) {
+__global__ __launch_bounds__(128, 4) void moe_stage1_exact_kernel(Stage1Args a) {
   const std::int64_t valid = moe_valid_entries(a.num_valid_ids[0], a.max_entries);
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.y) * a.block;
   if (first >= valid) return;  // the whole CTA: blocks past the sorted entries
