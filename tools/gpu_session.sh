@@ -4,7 +4,9 @@
 #
 #   FUSEBENCH_GIT_SHA=<sha> tools/gpu_session.sh DEBS_DIR OUT_DIR STEP...
 # Each STEP is verify:GLOB[:WHERE] or bench:GLOB[:WHERE] on the scenario $SCENARIO (default
-# m31-flash-tp4), or verify@SCENARIO:GLOB[:WHERE] for another scenario; reports
+# m31-flash-tp4), or verify@SCENARIO:GLOB[:WHERE] for another scenario, or ablate:NAME[:OPTIONS]
+# (`fusebench ablate` with OPTIONS split on spaces, e.g. "ablate:run1:--rounds 30"; its JSON,
+# markdown and SVG are kept as <n>-ablate-NAME.*); reports
 # (<n>-<step>.json/.md) and logs are packed into OUT_DIR/results.tgz. Bench takes
 # --mode $BENCH_MODE (default graph,cold) and any extra options in $BENCH_OPTS.
 # Every ctest test has a timeout (CTEST_TIMEOUT, default 120 s) and every step one too (STEP_TIMEOUT,
@@ -47,7 +49,11 @@ for step in "$@"; do
   case "$command" in *@*) scenario="${command#*@}"; command="${command%%@*}";; esac
   name="$n-${command%%@*}-$(echo "$glob" | tr -c 'a-zA-Z0-9_\n' '_' | sed 's/_*$//')"
   log "$command $glob ${where:+--where $where}"
-  if [ "$command" = verify ]; then
+  if [ "$command" = ablate ]; then
+    # shellcheck disable=SC2086  # OPTIONS are words on purpose
+    timeout "${STEP_TIMEOUT:-300}" $fb ablate --scenario "$scenario" --backend gpu $where \
+      --json "$out/$name.json" --markdown "$out/$name.md" --svg "$out/$name.svg" 2>&1 | tail -60
+  elif [ "$command" = verify ]; then
     timeout "${STEP_TIMEOUT:-300}" $fb verify --scenario "$scenario" --kernel "$glob" ${where:+--where "$where"} --backend gpu -q \
       --json "$out/$name.json" 2>&1 | tail -15
   else
