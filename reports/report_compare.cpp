@@ -24,6 +24,9 @@ std::string case_key(const Json& c) { return c["case"].get<std::string>() + " " 
 std::string case_subject(const Json& c) { return c["case"].get<std::string>() + " " + point_text(c["point"]); }
 bool is_pass(const Json& c) { return c.value("outcome", "") == "pass"; }
 
+// Microseconds for a table: four significant digits, no exponent for times up to hours.
+std::string us_text(double us) { return us >= 1000 ? fmt::format("{:.0f}", us) : fmt::format("{:.4g}", us); }
+
 std::string device_text(const Json& report) {
   const Json& d = report["device"];
   if (d.is_null()) return "CPU emulation";
@@ -94,7 +97,7 @@ class Comparer {
     j["reason"] = v.reason;
     const bool slower = v.verdict == Verdict::slower;
     add(Finding{subject, item, verdict_name(v.verdict),
-                fmt::format("{:.3f}x ({:.4g} -> {:.4g} us); {}", v.ratio, v.base_median_us, v.head_median_us, v.reason),
+                fmt::format("{:.3f}x ({} -> {} us); {}", v.ratio, us_text(v.base_median_us), us_text(v.head_median_us), v.reason),
                 slower, v.verdict == Verdict::faster, v.verdict == Verdict::ambiguous, std::move(j)});
     return v;
   }
