@@ -24,6 +24,12 @@ std::string case_key(const Json& c) { return c["case"].get<std::string>() + " " 
 std::string case_subject(const Json& c) { return c["case"].get<std::string>() + " " + point_text(c["point"]); }
 bool is_pass(const Json& c) { return c.value("outcome", "") == "pass"; }
 
+// An ablation check's field ("" when the check is absent or null: the fusion does not apply).
+std::string check_field(const Json& owner, const char* check_key, const char* field) {
+  if (!owner.contains(check_key) || !owner[check_key].is_object()) return "";
+  return owner[check_key].value(field, "");
+}
+
 // Microseconds for a table: four significant digits, no exponent for times up to hours.
 std::string us_text(double us) { return us >= 1000 ? fmt::format("{:.0f}", us) : fmt::format("{:.4g}", us); }
 
@@ -253,29 +259,24 @@ class Comparer {
         add(Finding{id, bc["name"].get<std::string>(), "REGRESSION", "configuration gone from head", true, false, false,
                     Json{{"kind", "gone"}, {"point", id}, {"config", bc["name"]}, {"regression", true}}});
       }
+      // A point that ran in base and errors in head; the all-off configuration's own check.
+      const std::string be = b.value("error", ""), he = h.value("error", "");
+      if (he != be && !he.empty())
+        verification(id, "point", "error in head: " + he, true, Json{{"point", id}, {"item", "error"}, {"head", he}});
+      ablation_check(id, "all_off", b, h, "all_off_check");
       for (const Json& bf : b["fusions"]) {
         const std::string fusion = bf["fusion"].get<std::string>();
         const Json* hf = nullptr;
         for (const Json& f : h["fusions"])
           if (f["fusion"] == bf["fusion"]) hf = &f;
-        const std::string bo = bf.contains("check") ? bf["check"]["outcome"].get<std::string>() : "";
+        const std::string bo = check_field(bf, "check", "outcome");
         if (!hf) {
           if (bo == "pass")
             verification(id, fusion, "check passed in base, fusion gone from head", true,
                          Json{{"point", id}, {"fusion", fusion}, {"item", "check"}, {"head", "gone"}});
           continue;
         }
-        const std::string ho = hf->contains("check") ? (*hf)["check"]["outcome"].get<std::string>() : "";
-        if (bo == "pass" && ho != "pass") {
-          ++outcome_regressions_;
-          verification(id, fusion, "check pass -> " + (ho.empty() ? std::string("none") : ho), true,
-                       Json{{"point", id}, {"fusion", fusion}, {"item", "check"}, {"base", bo}, {"head", ho}});
-        }
-        const std::string bclaim = bf.contains("check") ? bf["check"].value("claim", "") : "";
-        const std::string hclaim = hf->contains("check") ? (*hf)["check"].value("claim", "") : "";
-        if (bclaim == "bitwise" && hclaim != "bitwise")
-          verification(id, fusion, "claim bitwise -> " + hclaim, true,
-                       Json{{"point", id}, {"fusion", fusion}, {"item", "claim"}, {"base", bclaim}, {"head", hclaim}});
+        ablation_check(id, fusion, bf, *hf, "check");
         cj["shares"][fusion] = Json{{"base", bf.value("share", Json())}, {"head", hf->value("share", Json())}};
       }
       cases_json_.push_back(std::move(cj));
@@ -286,6 +287,21 @@ class Comparer {
       add(Finding{b["id"].get<std::string>(), "point", "REGRESSION", "gone from head", true, false, false,
                   Json{{"kind", "gone"}, {"point", b["id"]}, {"regression", true}}});
     }
+  }
+
+  // An ablation check (a fusion's, or all_off's): pass -> anything else, and a bitwise claim lost,
+  // are regressions.
+  void ablation_check(const std::string& id, const std::string& what, const Json& b, const Json& h, const char* key) {
+    const std::string bo = check_field(b, key, "outcome"), ho = check_field(h, key, "outcome");
+    if (bo == "pass" && ho != "pass") {
+      ++outcome_regressions_;
+      verification(id, what, "check pass -> " + (ho.empty() ? std::string("none") : ho), true,
+                   Json{{"point", id}, {"fusion", what}, {"item", "check"}, {"base", bo}, {"head", ho}});
+    }
+    const std::string bclaim = check_field(b, key, "claim"), hclaim = check_field(h, key, "claim");
+    if (bclaim == "bitwise" && !hclaim.empty() && hclaim != "bitwise")
+      verification(id, what, "claim bitwise -> " + hclaim, true,
+                   Json{{"point", id}, {"fusion", what}, {"item", "claim"}, {"base", bclaim}, {"head", hclaim}});
   }
 
   std::string run_line(const char* label, const Json& r) const {

@@ -171,6 +171,9 @@ Json merge_shard_reports(const std::vector<NamedReport>& reports) {
       throw InputError(first.path + ": $.methodology.points_total: is not a whole number");
     total = m0["points_total"].get<std::int64_t>();
   }
+  for (const ShardReport& s : shards)
+    require_same(first, *s.report, m0.value("points_total", Json()), s.report->json["methodology"].value("points_total", Json()),
+                 "$.methodology.points_total", "one unsharded point count");
   for (const ShardReport& s : shards) {
     const std::int64_t want = expected_count(total, s.shard), have = static_cast<std::int64_t>(s.units->size());
     if (want != have)

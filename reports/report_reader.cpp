@@ -51,6 +51,14 @@ class ReportValidator {
     const Json& v = obj[key];
     if (!v.is_null() && !v.is_number()) fail(where + "." + key, "is not a number or null");
   }
+  // Optional ablation check: null (the fusion does not apply) or an object with a string outcome
+  // (and a string claim when it has one).
+  void check(const Json& obj, const std::string& where, const char* key) const {
+    if (!obj.contains(key) || obj[key].is_null()) return;
+    const Json& c = object(obj, where, key);
+    string(c, where + "." + key, "outcome");
+    if (c.contains("claim")) string(c, where + "." + key, "claim");
+  }
   // Optional "samples_us": every sample a positive finite number.
   void samples(const Json& timing, const std::string& where) const {
     if (!timing.contains("samples_us")) return;
@@ -132,6 +140,8 @@ void validate_ablation(const Json& j, const ReportValidator& v) {
     const std::string at = fmt::format("$.points[{}]", i);
     const Json& p = points[i];
     v.string(p, at, "id");
+    if (p.contains("error")) v.string(p, at, "error");
+    v.check(p, at, "all_off_check");
     const Json& configs = v.array(p, at, "configs");
     for (std::size_t c = 0; c < configs.size(); ++c) {
       const std::string cat = fmt::format("{}.configs[{}]", at, c);
@@ -143,7 +153,7 @@ void validate_ablation(const Json& j, const ReportValidator& v) {
     for (std::size_t f = 0; f < fusions.size(); ++f) {
       const std::string fat = fmt::format("{}.fusions[{}]", at, f);
       v.string(fusions[f], fat, "fusion");
-      if (fusions[f].contains("check")) v.string(v.object(fusions[f], fat, "check"), fat + ".check", "outcome");
+      v.check(fusions[f], fat, "check");
       v.number_or_null(fusions[f], fat, "share");
     }
   }

@@ -182,6 +182,25 @@ TEST(ReportCompare, AblationPointsConfigsAndChecks) {
   EXPECT_EQ(g.json["cases_gone"], 2);  // a point and a configuration
 }
 
+TEST(ReportCompare, AblationAllOffCheckPointErrorsAndFusionsThatDoNotApply) {
+  const auto base = load_report(kGolden + "ablation_base.json");
+  // F8 does not apply at prefill (its check is null, its share untimed): nothing to report.
+  ASSERT_TRUE(base["points"][2]["fusions"][2]["check"].is_null());
+  EXPECT_EQ(compare_reports(base, base, {}).json["verification_changes"], 0);
+  auto head = base;
+  head["points"][1]["all_off_check"]["outcome"] = "fail";
+  head["points"][0]["error"] = "layer step: out of device memory";
+  head["points"][0]["fusions"][1]["check"]["claim"] = "none";  // F6's bound claim changed: not bitwise
+  head["points"][1]["fusions"][0]["check"]["claim"] = "bound";  // F1 was bitwise
+  const Comparison c = compare_reports(base, head, {});
+  EXPECT_TRUE(c.regression);
+  EXPECT_EQ(c.json["verification_changes"], 3);  // all_off check, the point's error, F1's lost bitwise claim
+  // A fusion that applied and passed, then does not apply (check null): pass -> none.
+  head = base;
+  head["points"][0]["fusions"][0]["check"] = nullptr;
+  EXPECT_EQ(compare_reports(base, head, {}).json["verification_changes"], 1);
+}
+
 TEST(ReportCompare, IncomparableReportsAreBadInput) {
   const auto bench = load_report(kGolden + "bench_base.json");
   const auto ablation = load_report(kGolden + "ablation_base.json");

@@ -87,6 +87,11 @@ TEST(ReportMerge, NotOneCompleteRunIsRefusedByName) {
   EXPECT_NE(message_of({{"a", s0_total}, {"b", short_shard}, {"c", s2_total}})
                 .find("b: $.points: shard 1/3 holds 0 points, its share of the run's 3 is 1"),
             std::string::npos);
+  Json s1_total = s1, other_total = s2_total;
+  s1_total["methodology"]["points_total"] = 3;
+  other_total["methodology"]["points_total"] = 4;
+  EXPECT_NE(message_of({{"a", s0_total}, {"b", s1_total}, {"c", other_total}}).find("$.methodology.points_total: "),
+            std::string::npos);
   Json other_backend = s2;
   other_backend["backend"]["name"] = "gpu";
   EXPECT_NE(message_of({{"a", s0}, {"b", s1}, {"c", other_backend}}).find("c: $.backend.name"), std::string::npos);
