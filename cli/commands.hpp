@@ -3,6 +3,8 @@
 #pragma once
 
 #include <functional>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -17,5 +19,9 @@ Command setup_list(CLI::App& app);
 Command setup_verify(CLI::App& app);
 Command setup_bench(CLI::App& app);
 Command setup_compare(CLI::App& app);
+Command setup_merge(CLI::App& app);
+
+// compare --merge and merge --stats: the statistics across reports, printed and written.
+int run_merge_stats(const std::vector<std::string>& paths, const std::string& json_path, const std::string& markdown_path);
 
 }  // namespace fb

@@ -62,10 +62,15 @@ void add_common_options(CLI::App& c, CommonOptions& o) {
   c.add_option("--fault-injection", o.fault, "(testing) corrupt one fused output element: none | flip-fused")
       ->check(CLI::IsMember({"none", "flip-fused"}))
       ->group("Testing");
+  c.add_option("--shard", o.shard,
+               "run shard I of N (0 <= I < N): point p of the unsharded order belongs to shard p mod N; "
+               "join the shard reports with 'fusebench merge'")
+      ->capture_default_str();
 }
 
 Selection select_points(const CommonOptions& o, const Registry& registry) {
-  Selection s{load_scenario(o.scenario, registry), {}};
+  const Shard shard = parse_shard(o.shard);
+  Selection s{load_scenario(o.scenario, registry), {}, {}, shard, 0};
   if (registry.match(o.kernel).empty())
     throw InputError(fmt::format("--kernel '{}' matches no kernel case (see: fusebench list)", o.kernel));
   const auto where = parse_where(o.where);
@@ -95,6 +100,15 @@ Selection select_points(const CommonOptions& o, const Registry& registry) {
     throw InputError(fmt::format("{}: no point matches --kernel '{}'{}{}", s.scenario.path, o.kernel,
                                  o.where.empty() ? "" : " --where '" + o.where + "'",
                                  s.notes.empty() ? "" : " (" + s.notes.front() + ")"));
+  s.points_total = s.points.size();
+  if (shard.active()) {
+    std::vector<ScenarioPoint> mine;
+    for (std::size_t p = 0; p < s.points.size(); ++p)
+      if (shard.contains(static_cast<std::int64_t>(p))) mine.push_back(s.points[p]);
+    s.points = std::move(mine);
+    s.notes.push_back(fmt::format("--shard {}: {} of the run's {} points (point p of the unsharded order is shard p mod {}'s)",
+                                  shard.text(), s.points.size(), s.points_total, shard.count));
+  }
   return s;
 }
 
@@ -157,6 +171,8 @@ RunMetadata start_metadata(const std::string& command, const CommonOptions& o, c
       {"kernel_filter", o.kernel},
       {"where", o.where},
       {"points", s.points.size()},
+      {"points_total", s.points_total},
+      {"shard", s.shard.text()},
       {"verify",
        {{"runs", "every variant (NaN poison); each variant a pair claim checks, again (0x5A poison)"},
         {"checks", {"every declared variant pair per its claim (whole outputs)",

@@ -11,6 +11,7 @@
 #include "core/results.hpp"
 #include "core/scenario.hpp"
 #include "core/session.hpp"
+#include "core/shard.hpp"
 #include "core/verify_runner.hpp"
 #include "reports/run_metadata.hpp"
 
@@ -29,6 +30,7 @@ struct CommonOptions {
   double check_budget = VerifyOptions{}.check_budget;
   bool full_check = false;
   std::string fault = "none";  // testing only
+  std::string shard = "0/1";   // --shard I/N (core/shard.hpp)
 };
 
 void add_common_options(CLI::App& command, CommonOptions& options);
@@ -36,10 +38,14 @@ void add_common_options(CLI::App& command, CommonOptions& options);
 struct Selection {
   Scenario scenario;
   std::vector<ScenarioPoint> points;
-  std::vector<std::string> notes;  // cases --kernel selected that --where removed, and why
+  std::vector<std::string> notes;  // cases --kernel selected that --where removed, and why; the shard
+  Shard shard;                     // the points kept are this shard's share of the unsharded order
+  std::size_t points_total = 0;    // points of the unsharded run (after --kernel and --where)
 };
 
-// The scenario's points that match --kernel and --where; InputError when nothing matches.
+// The scenario's points that match --kernel and --where, then this --shard's share of them
+// (point p of that order belongs to shard p mod N); InputError when nothing matches the filters.
+// A shard left with no point (N past the point count) runs nothing and says so.
 Selection select_points(const CommonOptions& options, const Registry& registry);
 
 VerifyOptions verify_options(const CommonOptions& options);

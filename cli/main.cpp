@@ -40,10 +40,11 @@ int main(int argc, char** argv) {
   CLI::App app{"fusebench: proves GPU kernel fusions correct (against their unfused chain and fp64) and measures them"};
   app.require_subcommand(1);
   app.footer(
-      "Exit codes: 0 all passed; 1 a check failed; 2 bad input or usage; 3 device or runtime error.\n"
+      "Exit codes: 0 all passed; 1 a check failed; 2 bad input or usage; 3 device or runtime error;\n"
+      "4 (compare) no regression but some ambiguous verdict.\n"
       "Run 'fusebench <command> --help' for a command's options and examples.");
   const fb::Command commands[] = {fb::setup_list(app), fb::setup_verify(app), fb::setup_bench(app),
-                                  fb::setup_compare(app)};
+                                  fb::setup_compare(app), fb::setup_merge(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

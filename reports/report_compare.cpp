@@ -1,14 +1,11 @@
 #include "reports/report_compare.hpp"
 
 #include <cmath>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
-#include "core/json_input.hpp"
 #include "reports/console_table.hpp"
 
 namespace fb {
@@ -16,206 +13,421 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::string case_key(const Json& c) {
-  return c.value("case", "?") + " " + c.value("point", Json::object()).dump() + " " + c.value("backend", "?");
-}
-
-std::string point_text(const Json& c) {
+std::string point_text(const Json& point) {
   std::string s;
-  const Json point = c.value("point", Json::object());  // items() must not outlive its object
   for (const auto& [k, v] : point.items())
     s += (s.empty() ? "" : " ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
   return s;
 }
 
+std::string case_key(const Json& c) { return c["case"].get<std::string>() + " " + c["point"].dump() + " " + c["backend"].get<std::string>(); }
+std::string case_subject(const Json& c) { return c["case"].get<std::string>() + " " + point_text(c["point"]); }
 bool is_pass(const Json& c) { return c.value("outcome", "") == "pass"; }
 
-std::string device_text(const Json& report) {
-  const Json& d = report.value("device", Json());
-  if (d.is_null()) return "CPU emulation";
-  return d.value("name", "?") + " (" + d.value("arch", "?") + ")";
+// An ablation check's field ("" when the check is absent or null: the fusion does not apply).
+std::string check_field(const Json& owner, const char* check_key, const char* field) {
+  if (!owner.contains(check_key) || !owner[check_key].is_object()) return "";
+  return owner[check_key].value(field, "");
 }
 
-}  // namespace
+// Microseconds for a table: four significant digits, no exponent for times up to hours.
+std::string us_text(double us) { return us >= 1000 ? fmt::format("{:.0f}", us) : fmt::format("{:.4g}", us); }
 
-namespace {
+std::string device_text(const Json& report) {
+  const Json& d = report["device"];
+  if (d.is_null()) return "CPU emulation";
+  return d["name"].get<std::string>() + " (" + d["arch"].get<std::string>() + ")";
+}
 
-// Explicit checks of every field compare reads, each failure one line naming the file and the
-// JSON path: a malformed report is bad input (exit 2), never a crash or a silent half-comparison.
-class ReportValidator {
+// One line of the comparison: a verification change, a time verdict, or a case that came or went.
+struct Finding {
+  std::string subject;   // "fp8_quant/per_token M=1 K=128" | "decode M=3"
+  std::string item;      // "fused/graph" | "F1_off" | "outcome" | "check check/pair/fused~chain/bitwise q"
+  std::string result;    // "SLOWER" | "FASTER" | "SAME" | "AMBIGUOUS" | "REGRESSION" | "changed" | "new"
+  std::string detail;
+  bool regression = false, improvement = false, ambiguous = false;
+  Json json;
+};
+
+class Comparer {
  public:
-  explicit ReportValidator(std::string path) : path_(std::move(path)) {}
-  [[noreturn]] void fail(const std::string& where, const std::string& what) const {
-    throw InputError(fmt::format("{}: {}: {}", path_, where, what));
-  }
-  const Json& member(const Json& obj, const std::string& where, const char* key) const {
-    if (!obj.is_object()) fail(where, "is not an object");
-    const auto it = obj.find(key);
-    if (it == obj.end()) fail(where + "." + key, "missing");
-    return *it;
-  }
-  const Json& object(const Json& obj, const std::string& where, const char* key) const {
-    const Json& v = member(obj, where, key);
-    if (!v.is_object()) fail(where + "." + key, "is not an object");
-    return v;
-  }
-  const Json& array(const Json& obj, const std::string& where, const char* key) const {
-    const Json& v = member(obj, where, key);
-    if (!v.is_array()) fail(where + "." + key, "is not an array");
-    return v;
-  }
-  void string(const Json& obj, const std::string& where, const char* key) const {
-    if (!member(obj, where, key).is_string()) fail(where + "." + key, "is not a string");
-  }
-  void positive(const Json& obj, const std::string& where, const char* key) const {
-    const Json& v = member(obj, where, key);
-    if (!v.is_number() || !(v.get<double>() > 0)) fail(where + "." + key, "is not a positive number");
+  Comparer(const Json& base, const Json& head, const CompareOptions& o) : base_(base), head_(head), o_(o) {}
+
+  Comparison run() {
+    if (is_ablation(head_)) compare_points();
+    else compare_cases();
+    return finish();
   }
 
  private:
-  std::string path_;
-};
+  void add(Finding f) {
+    if (f.regression) ++regressions_;
+    if (f.ambiguous) ++ambiguous_;
+    findings_.push_back(std::move(f));
+  }
 
-void validate_report(const Json& j, const std::string& path) {
-  const ReportValidator v(path);
-  if (!j.is_object()) v.fail("$", "not a fusebench report (not a JSON object)");
-  v.string(j, "$", "schema_version");
-  const std::string version = j["schema_version"].get<std::string>();
-  if (version.starts_with("1."))
-    v.fail("$.schema_version", fmt::format("report schema {} was written before variants (schema 2); compare reads 2.x "
-                                           "only: re-run the older build's bench, or compare it with that build",
-                                           version));
-  if (!version.starts_with("2.")) v.fail("$.schema_version", fmt::format("report schema {} is not readable by this build (2.x)", version));
-  const Json& run = v.object(j, "$", "run");
-  v.string(run, "$.run", "started_at");
-  v.string(v.object(run, "$.run", "build"), "$.run.build", "git_sha");
-  const Json& device = v.member(j, "$", "device");
-  if (!device.is_null()) {
-    v.string(device, "$.device", "name");
-    v.string(device, "$.device", "arch");
+  void verification(const std::string& subject, const std::string& item, const std::string& detail, bool regression,
+                    Json json) {
+    json["kind"] = "verification";
+    json["regression"] = regression;
+    if (regression) ++verification_changes_;
+    add(Finding{subject, item, regression ? "REGRESSION" : "changed", detail, regression, false, false, std::move(json)});
   }
-  const Json& cases = v.array(j, "$", "cases");
-  for (std::size_t i = 0; i < cases.size(); ++i) {
-    const std::string at = fmt::format("$.cases[{}]", i);
-    const Json& c = cases[i];
-    v.string(c, at, "case");
-    v.object(c, at, "point");
-    v.string(c, at, "backend");
-    v.string(c, at, "outcome");
-    if (c.contains("fingerprints")) {
-      for (const auto& [name, value] : v.object(c, at, "fingerprints").items())
-        if (!value.is_string()) v.fail(at + ".fingerprints." + name, "is not a string");
+
+  // A time pair: the verdict from both sample sets.
+  TimingVerdict timing(const std::string& subject, const std::string& item, const Json& bt, const Json& ht, Json key) {
+    const std::vector<double> bs = samples_of(bt), hs = samples_of(ht);
+    TimingVerdict v;
+    if (bs.empty() || hs.empty()) {
+      // No samples kept: the medians' ratio alone, which no test can judge.
+      v.base_median_us = bt["time"]["median_us"].get<double>();
+      v.head_median_us = ht["time"]["median_us"].get<double>();
+      v.ratio = v.head_median_us / v.base_median_us;
+      v.n_base = static_cast<long long>(bs.size());
+      v.n_head = static_cast<long long>(hs.size());
+      v.reason = "no samples in " + std::string(bs.empty() ? "base" : "head") + ": the medians alone cannot be judged";
+    } else {
+      v = judge_timing(bs, hs, o_.thresholds);
     }
-    if (!c.contains("timings")) continue;
-    const Json& timings = v.array(c, at, "timings");
-    for (std::size_t t = 0; t < timings.size(); ++t) {
-      const std::string tat = fmt::format("{}.timings[{}]", at, t);
-      v.string(timings[t], tat, "variant");
-      v.string(timings[t], tat, "mode");
-      v.positive(v.object(timings[t], tat, "time"), tat + ".time", "median_us");
+    ++verdict_counts_[v.verdict];
+    Json j = std::move(key);
+    j["kind"] = "timing";
+    j["verdict"] = verdict_name(v.verdict);
+    j["ratio"] = v.ratio;
+    j["base_median_us"] = v.base_median_us;
+    j["head_median_us"] = v.head_median_us;
+    j["n_base"] = v.n_base;
+    j["n_head"] = v.n_head;
+    j["u"] = v.u;
+    j["p"] = v.p;
+    j["reason"] = v.reason;
+    const bool slower = v.verdict == Verdict::slower;
+    add(Finding{subject, item, verdict_name(v.verdict),
+                fmt::format("{:.3f}x ({} -> {} us); {}", v.ratio, us_text(v.base_median_us), us_text(v.head_median_us), v.reason),
+                slower, v.verdict == Verdict::faster, v.verdict == Verdict::ambiguous, std::move(j)});
+    return v;
+  }
+
+  void compare_cases() {
+    std::map<std::string, const Json*> base_cases, head_cases;
+    for (const Json& c : base_["cases"]) base_cases[case_key(c)] = &c;
+    for (const Json& c : head_["cases"]) head_cases[case_key(c)] = &c;
+    for (const Json& h : head_["cases"]) {
+      const std::string subject = case_subject(h);
+      const auto it = base_cases.find(case_key(h));
+      if (it == base_cases.end()) {
+        const bool bad = !is_pass(h);
+        new_not_passing_ += bad ? 1 : 0;
+        Json j{{"kind", "new"}, {"case", h["case"]}, {"point", h["point"]}, {"outcome", h["outcome"]}, {"regression", bad}};
+        add(Finding{subject, "case", bad ? "REGRESSION" : "new", bad ? "new case, " + h["outcome"].get<std::string>() : "new case",
+                    bad, false, false, std::move(j)});
+        continue;
+      }
+      const Json& b = *it->second;
+      Json key{{"case", h["case"]}, {"point", h["point"]}, {"backend", h["backend"]}};
+      Json cj = key;
+      cj["outcome"] = Json{{"base", b["outcome"]}, {"head", h["outcome"]}};
+      // Outcome: pass -> anything else (fail, error, mistrusted, skipped) is a regression.
+      const bool regressed = is_pass(b) && !is_pass(h);
+      if (b["outcome"] != h["outcome"]) {
+        outcome_regressions_ += regressed ? 1 : 0;
+        Json j = key;
+        j["item"] = "outcome";
+        j["base"] = b["outcome"];
+        j["head"] = h["outcome"];
+        verification(subject, "outcome", b["outcome"].get<std::string>() + " -> " + h["outcome"].get<std::string>(), regressed,
+                     std::move(j));
+      }
+      // Claim: a bitwise claim that is no longer bitwise is a regression.
+      const std::string bc = b.value("claim", ""), hc = h.value("claim", "");
+      if (bc != hc) {
+        const bool lost_bitwise = bc.find("bitwise") != std::string::npos && hc.find("bitwise") == std::string::npos;
+        Json j = key;
+        j["item"] = "claim";
+        j["base"] = bc;
+        j["head"] = hc;
+        verification(subject, "claim", bc + " -> " + hc, lost_bitwise, std::move(j));
+      }
+      // Checks: one that passed in base and fails, or is gone, in head (a bitwise pair check
+      // that became a bound check is gone under its old id).
+      if (!regressed) compare_checks(subject, key, b, h);
+      // Fingerprints: which outputs changed bit for bit (reported; a regression only with
+      // --fail-on-bit-change).
+      std::vector<std::string> changed;
+      const Json bf = b.value("fingerprints", Json::object()), hf = h.value("fingerprints", Json::object());
+      for (const auto& [name, value] : hf.items())
+        if (bf.contains(name) && bf[name] != value) changed.push_back(name);
+      bits_changed_ += static_cast<int>(changed.size());
+      cj["bits_changed"] = changed;
+      if (!changed.empty()) {
+        Json j = key;
+        j["kind"] = "bits";
+        j["outputs"] = changed;
+        j["regression"] = o_.fail_on_bit_change;
+        std::string names;
+        for (const std::string& n : changed) names += (names.empty() ? "" : ", ") + n;
+        add(Finding{subject, "output bits", o_.fail_on_bit_change ? "REGRESSION" : "changed",
+                    fmt::format("{} output(s) changed bits: {}", changed.size(), names), o_.fail_on_bit_change, false,
+                    false, std::move(j)});
+      }
+      // Timings per (variant, mode); the first variant carries the geometric mean and the gate.
+      Json ratios = Json::object();
+      const Json variants = h.value("variants", Json::array());
+      const std::string headline = !variants.empty() && variants[0].is_string() ? variants[0].get<std::string>() : "fused";
+      for (const Json& ht : h.value("timings", Json::array())) {
+        for (const Json& bt : b.value("timings", Json::array())) {
+          if (ht["variant"] != bt["variant"] || ht["mode"] != bt["mode"]) continue;
+          const std::string item = ht["variant"].get<std::string>() + "/" + ht["mode"].get<std::string>();
+          Json tk = key;
+          tk["variant"] = ht["variant"];
+          tk["mode"] = ht["mode"];
+          const TimingVerdict v = timing(subject, item, bt, ht, std::move(tk));
+          ratios[item] = v.ratio;
+          if (ht["variant"] == headline) headline_ratio(subject, item, v.ratio);
+        }
+      }
+      cj["time_ratio"] = std::move(ratios);
+      cases_json_.push_back(std::move(cj));
+    }
+    // A case that vanished is a regression: otherwise a run that errors before reaching a case
+    // (or records it under another backend) would look clean.
+    for (const Json& b : base_["cases"]) {
+      if (head_cases.count(case_key(b))) continue;
+      ++gone_;
+      add(Finding{case_subject(b), "case", "REGRESSION", "gone from head", true, false, false,
+                  Json{{"kind", "gone"}, {"case", b["case"]}, {"point", b["point"]}, {"regression", true}}});
     }
   }
-}
+
+  void compare_checks(const std::string& subject, const Json& key, const Json& b, const Json& h) {
+    std::map<std::string, bool> head_checks;
+    auto check_key = [](const Json& c) { return c["id"].get<std::string>() + " " + c.value("subject", ""); };
+    for (const Json& c : h.value("checks", Json::array())) head_checks[check_key(c)] = c["passed"].get<bool>();
+    for (const Json& c : b.value("checks", Json::array())) {
+      if (!c["passed"].get<bool>()) continue;
+      const auto it = head_checks.find(check_key(c));
+      if (it != head_checks.end() && it->second) continue;
+      const bool gone = it == head_checks.end();
+      Json j = key;
+      j["item"] = "check";
+      j["check"] = c["id"];
+      j["subject"] = c.value("subject", "");
+      j["head"] = gone ? "gone" : "fail";
+      verification(subject, "check " + check_key(c), gone ? "passed in base, not run in head" : "pass -> fail", true,
+                   std::move(j));
+    }
+  }
+
+  void headline_ratio(const std::string& subject, const std::string& item, double ratio) {
+    log_sum_ += std::log(ratio);
+    ++ratios_;
+    if (o_.max_slowdown > 0 && ratio > o_.max_slowdown) {
+      ++slowdowns_;
+      add(Finding{subject, item, "REGRESSION", fmt::format("{:.3f}x past --max-slowdown {:g}", ratio, o_.max_slowdown), true,
+                  false, false, Json{{"kind", "gate"}, {"item", item}, {"ratio", ratio}, {"regression", true}}});
+    }
+  }
+
+  void compare_points() {
+    std::map<std::string, const Json*> base_points, head_points;
+    for (const Json& p : base_["points"]) base_points[p["id"].get<std::string>()] = &p;
+    for (const Json& p : head_["points"]) head_points[p["id"].get<std::string>()] = &p;
+    for (const Json& h : head_["points"]) {
+      const std::string id = h["id"].get<std::string>();
+      const auto it = base_points.find(id);
+      if (it == base_points.end()) {
+        add(Finding{id, "point", "new", "new point", false, false, false, Json{{"kind", "new"}, {"point", id}, {"regression", false}}});
+        continue;
+      }
+      const Json& b = *it->second;
+      Json cj{{"point", id}, {"time_ratio", Json::object()}, {"shares", Json::object()}};
+      for (const Json& hc : h["configs"]) {
+        const Json* bc = nullptr;
+        for (const Json& c : b["configs"])
+          if (c["name"] == hc["name"]) bc = &c;
+        if (!bc) continue;
+        const std::string name = hc["name"].get<std::string>();
+        const TimingVerdict v = timing(id, name, *bc, hc, Json{{"point", id}, {"config", name}});
+        cj["time_ratio"][name] = v.ratio;
+        if (name == "all_on") headline_ratio(id, name, v.ratio);
+      }
+      for (const Json& bc : b["configs"]) {
+        bool found = false;
+        for (const Json& c : h["configs"]) found = found || c["name"] == bc["name"];
+        if (found) continue;
+        ++gone_;
+        add(Finding{id, bc["name"].get<std::string>(), "REGRESSION", "configuration gone from head", true, false, false,
+                    Json{{"kind", "gone"}, {"point", id}, {"config", bc["name"]}, {"regression", true}}});
+      }
+      // A point that ran in base and errors in head; the all-off configuration's own check.
+      const std::string be = b.value("error", ""), he = h.value("error", "");
+      if (he != be && !he.empty())
+        verification(id, "point", "error in head: " + he, true, Json{{"point", id}, {"item", "error"}, {"head", he}});
+      ablation_check(id, "all_off", b, h, "all_off_check");
+      for (const Json& bf : b["fusions"]) {
+        const std::string fusion = bf["fusion"].get<std::string>();
+        const Json* hf = nullptr;
+        for (const Json& f : h["fusions"])
+          if (f["fusion"] == bf["fusion"]) hf = &f;
+        const std::string bo = check_field(bf, "check", "outcome");
+        if (!hf) {
+          if (bo == "pass")
+            verification(id, fusion, "check passed in base, fusion gone from head", true,
+                         Json{{"point", id}, {"fusion", fusion}, {"item", "check"}, {"head", "gone"}});
+          continue;
+        }
+        ablation_check(id, fusion, bf, *hf, "check");
+        cj["shares"][fusion] = Json{{"base", bf.value("share", Json())}, {"head", hf->value("share", Json())}};
+      }
+      cases_json_.push_back(std::move(cj));
+    }
+    for (const Json& b : base_["points"]) {
+      if (head_points.count(b["id"].get<std::string>())) continue;
+      ++gone_;
+      add(Finding{b["id"].get<std::string>(), "point", "REGRESSION", "gone from head", true, false, false,
+                  Json{{"kind", "gone"}, {"point", b["id"]}, {"regression", true}}});
+    }
+  }
+
+  // An ablation check (a fusion's, or all_off's): pass -> anything else, and a bitwise claim lost,
+  // are regressions.
+  void ablation_check(const std::string& id, const std::string& what, const Json& b, const Json& h, const char* key) {
+    const std::string bo = check_field(b, key, "outcome"), ho = check_field(h, key, "outcome");
+    if (bo == "pass" && ho != "pass") {
+      ++outcome_regressions_;
+      verification(id, what, "check pass -> " + (ho.empty() ? std::string("none") : ho), true,
+                   Json{{"point", id}, {"fusion", what}, {"item", "check"}, {"base", bo}, {"head", ho}});
+    }
+    const std::string bclaim = check_field(b, key, "claim"), hclaim = check_field(h, key, "claim");
+    if (bclaim == "bitwise" && !hclaim.empty() && hclaim != "bitwise")
+      verification(id, what, "claim bitwise -> " + hclaim, true,
+                   Json{{"point", id}, {"fusion", what}, {"item", "claim"}, {"base", bclaim}, {"head", hclaim}});
+  }
+
+  std::string run_line(const char* label, const Json& r) const {
+    return fmt::format("{}: {} on {} ({})", label, r["run"]["started_at"].get<std::string>(), device_text(r),
+                       r["run"]["build"]["git_sha"].get<std::string>().substr(0, 12));
+  }
+
+  Comparison finish() {
+    Comparison out;
+    out.regression = regressions_ > 0;
+    out.ambiguous = ambiguous_ > 0;
+    const double geomean = ratios_ ? std::exp(log_sum_ / ratios_) : 0.0;
+    const std::string first = is_ablation(head_) ? "all_on" : "first-variant";
+    const std::string verdict_line = fmt::format(
+        "verdicts: {} slower, {} faster, {} same, {} ambiguous (two-sided Mann-Whitney U, alpha {:g}, min effect {:g} %, "
+        "at least {} samples a side)",
+        verdict_counts_[Verdict::slower], verdict_counts_[Verdict::faster], verdict_counts_[Verdict::same],
+        verdict_counts_[Verdict::ambiguous], o_.thresholds.alpha, o_.thresholds.min_effect * 100, o_.thresholds.min_samples);
+    const std::string result = out.regression ? "REGRESSION" : out.ambiguous ? "AMBIGUOUS" : "OK";
+    const std::string counts = fmt::format(
+        "{} outcome regressions, {} outputs changed bits, {} time geomean {}", outcome_regressions_, bits_changed_, first,
+        ratios_ ? fmt::format("{:.3f}x over {} {}", geomean, ratios_, is_ablation(head_) ? "points" : "cases") : "n/a");
+
+    // Regressions first, then improvements, then the rest.
+    std::vector<const Finding*> ordered;
+    for (int pass = 0; pass < 3; ++pass)
+      for (const Finding& f : findings_)
+        if ((pass == 0 && f.regression) || (pass == 1 && !f.regression && f.improvement) ||
+            (pass == 2 && !f.regression && !f.improvement))
+          ordered.push_back(&f);
+    std::vector<std::vector<std::string>> rows;
+    for (const Finding* f : ordered) rows.push_back({f->subject, f->item, f->result, f->detail});
+
+    out.text = run_line("base", base_) + "\n" + run_line("head", head_) + "\n\n";
+    out.text += render_table({"case / point", "what", "result", "detail"}, rows, {false, false, false, false});
+    out.text += "\n" + counts + "\n" + verdict_line + "\n";
+    if (gone_ || new_not_passing_)
+      out.text += fmt::format("{} {} gone from head, {} new cases that do not pass\n", gone_,
+                              is_ablation(head_) ? "points or configurations" : "cases", new_not_passing_);
+    out.text += fmt::format("result: {} ({} regressions, {} verification changes)\n", result, regressions_, verification_changes_);
+
+    out.markdown = markdown(ordered, result, counts, verdict_line);
+
+    Json findings = Json::array();
+    for (const Finding* f : ordered) {
+      Json j = f->json;
+      j["subject"] = f->subject;
+      j["what"] = f->item;
+      j["result"] = f->result;
+      j["detail"] = f->detail;
+      findings.push_back(std::move(j));
+    }
+    auto side = [](const Json& r) {
+      return Json{{"device", device_text(r)}, {"started_at", r["run"]["started_at"]}, {"git_sha", r["run"]["build"]["git_sha"]}};
+    };
+    out.json = Json{{"schema_version", kComparisonSchemaVersion},
+                    {"report_kind", "comparison"},
+                    {"compared_kind", report_kind(head_)},
+                    {"scenario", head_["scenario"]["name"]},
+                    {"base", side(base_)},
+                    {"head", side(head_)},
+                    {"thresholds", Json{{"test", "two-sided Mann-Whitney U, normal approximation with tie and continuity correction"},
+                                        {"alpha", o_.thresholds.alpha},
+                                        {"min_effect", o_.thresholds.min_effect},
+                                        {"min_samples", o_.thresholds.min_samples},
+                                        {"max_slowdown", o_.max_slowdown},
+                                        {"fail_on_bit_change", o_.fail_on_bit_change}}},
+                    {"result", result},
+                    {"regression", out.regression},
+                    {"regressions", regressions_},
+                    {"verification_changes", verification_changes_},
+                    {"verdicts", Json{{"SLOWER", verdict_counts_[Verdict::slower]},
+                                      {"FASTER", verdict_counts_[Verdict::faster]},
+                                      {"SAME", verdict_counts_[Verdict::same]},
+                                      {"AMBIGUOUS", verdict_counts_[Verdict::ambiguous]}}},
+                    {"outcome_regressions", outcome_regressions_},
+                    {"cases_gone", gone_},
+                    {"new_cases_not_passing", new_not_passing_},
+                    {"bits_changed", bits_changed_},
+                    {"first_variant_time_geomean", geomean},
+                    {"slowdowns_over_gate", slowdowns_},
+                    {"findings", std::move(findings)},
+                    {"cases", cases_json_}};
+    return out;
+  }
+
+  std::string markdown(const std::vector<const Finding*>& ordered, const std::string& result, const std::string& counts,
+                       const std::string& verdict_line) const {
+    auto cell = [](std::string s) {
+      for (std::size_t at = 0; (at = s.find('|', at)) != std::string::npos; at += 2) s.replace(at, 1, "\\|");
+      return s;
+    };
+    auto table = [&](const std::vector<const Finding*>& list) {
+      std::string t = "| case / point | what | result | detail |\n|---|---|---|---|\n";
+      for (const Finding* f : list)
+        t += fmt::format("| {} | {} | {} | {} |\n", cell(f->subject), cell(f->item), f->result, cell(f->detail));
+      return t;
+    };
+    std::vector<const Finding*> bad, good, rest;
+    for (const Finding* f : ordered) (f->regression ? bad : f->improvement ? good : rest).push_back(f);
+    std::string md = fmt::format("**fusebench compare: {}** ({} regressions, {} improvements, {} ambiguous) on scenario `{}`\n\n",
+                                 result, bad.size(), good.size(), ambiguous_, head_["scenario"]["name"].get<std::string>());
+    md += fmt::format("{}  \n{}  \n{}  \n{}\n\n", run_line("base", base_), run_line("head", head_), counts, verdict_line);
+    md += "### Regressions\n\n" + (bad.empty() ? std::string("none\n") : table(bad)) + "\n";
+    md += "### Improvements\n\n" + (good.empty() ? std::string("none\n") : table(good)) + "\n";
+    md += fmt::format("<details><summary>Everything else ({})</summary>\n\n{}\n</details>\n", rest.size(),
+                      rest.empty() ? std::string("none\n") : table(rest));
+    return md;
+  }
+
+  const Json& base_;
+  const Json& head_;
+  const CompareOptions& o_;
+  std::vector<Finding> findings_;
+  Json cases_json_ = Json::array();
+  std::map<Verdict, int> verdict_counts_{{Verdict::slower, 0}, {Verdict::faster, 0}, {Verdict::same, 0}, {Verdict::ambiguous, 0}};
+  int regressions_ = 0, ambiguous_ = 0, verification_changes_ = 0, outcome_regressions_ = 0, bits_changed_ = 0;
+  int gone_ = 0, new_not_passing_ = 0, slowdowns_ = 0, ratios_ = 0;
+  double log_sum_ = 0;
+};
 
 }  // namespace
 
-Json load_report(const std::string& path) {
-  // The checked reader: a size limit, a depth limit and duplicate keys refused, one-line errors.
-  const Json j = parse_json_checked(read_input_file(path, "report", input_size_limit(kMaxReportBytes)), path);
-  validate_report(j, path);
-  return j;
-}
-
 Comparison compare_reports(const Json& base, const Json& head, const CompareOptions& options) {
-  Comparison out;
-  std::map<std::string, const Json*> base_cases, head_cases;
-  for (const Json& c : base["cases"]) base_cases[case_key(c)] = &c;
-  for (const Json& c : head["cases"]) head_cases[case_key(c)] = &c;
-
-  std::vector<std::vector<std::string>> rows;
-  Json changes = Json::array();
-  double log_sum = 0;
-  int ratios = 0, bit_changes = 0, outcome_regressions = 0, slowdowns = 0;
-  for (const auto& [key, h] : head_cases) {
-    const auto it = base_cases.find(key);
-    if (it == base_cases.end()) {
-      rows.push_back({(*h)["case"], point_text(*h), is_pass(*h) ? std::string("new") : fmt::format("new, {} !", h->value("outcome", "?")),
-                      "-", "-", ""});
-      continue;
-    }
-    const Json& b = *it->second;
-    Json change{{"case", (*h)["case"]}, {"point", (*h)["point"]}, {"backend", (*h)["backend"]},
-                {"outcome", Json{{"base", b["outcome"]}, {"head", (*h)["outcome"]}}}};
-    const bool regressed = is_pass(b) && !is_pass(*h);
-    outcome_regressions += regressed ? 1 : 0;
-    // Fingerprints: which outputs changed bit for bit.
-    std::vector<std::string> changed;
-    const Json bf = b.value("fingerprints", Json::object()), hf = h->value("fingerprints", Json::object());
-    for (const auto& [name, value] : hf.items())
-      if (bf.contains(name) && bf[name] != value) changed.push_back(name);
-    bit_changes += static_cast<int>(changed.size());
-    change["bits_changed"] = changed;
-    // Timings: head / base per variant and mode; the first variant (the fused kernel of a
-    // fused/chain case) carries the headline ratio and the geometric mean.
-    std::string fused_ratio = "-";
-    Json ratios_json = Json::object();
-    const Json variants = h->value("variants", Json::array());
-    const std::string headline = !variants.empty() && variants[0].is_string() ? variants[0].get<std::string>() : "fused";
-    for (const Json& ht : h->value("timings", Json::array())) {
-      for (const Json& bt : b.value("timings", Json::array())) {
-        if (ht["variant"] != bt["variant"] || ht["mode"] != bt["mode"]) continue;
-        const double r = ht["time"]["median_us"].get<double>() / bt["time"]["median_us"].get<double>();
-        ratios_json[ht["variant"].get<std::string>() + "/" + ht["mode"].get<std::string>()] = r;
-        if (ht["variant"] == headline) {
-          log_sum += std::log(r);
-          ++ratios;
-          if (fused_ratio == "-") fused_ratio = fmt::format("{:.3f}x", r);
-          if (options.max_slowdown > 0 && r > options.max_slowdown) ++slowdowns;
-        }
-      }
-    }
-    change["time_ratio"] = ratios_json;
-    changes.push_back(change);
-    rows.push_back({(*h)["case"], point_text(*h),
-                    b["outcome"].get<std::string>() + " -> " + (*h)["outcome"].get<std::string>() + (regressed ? " !" : ""),
-                    changed.empty() ? "same" : fmt::format("{} changed", changed.size()), fused_ratio, ""});
-  }
-  // A case that vanished, or that is new and does not pass, is a regression too: otherwise a run
-  // that errors before reaching a case (or records it under another backend) would look clean.
-  int vanished = 0, new_not_passing = 0;
-  for (const auto& [key, b] : base_cases) {
-    if (head_cases.count(key)) continue;
-    ++vanished;
-    rows.push_back({(*b)["case"], point_text(*b), "gone !", "-", "-", ""});
-  }
-  for (const auto& [key, h] : head_cases)
-    if (!base_cases.count(key) && !is_pass(*h)) ++new_not_passing;
-
-  const double geomean = ratios ? std::exp(log_sum / ratios) : 0.0;
-  out.text = fmt::format("base: {} on {} ({})\nhead: {} on {} ({})\n\n",
-                         base["run"].value("started_at", "?"), device_text(base),
-                         std::string(base["run"]["build"].value("git_sha", "?")).substr(0, 12),
-                         head["run"].value("started_at", "?"), device_text(head),
-                         std::string(head["run"]["build"].value("git_sha", "?")).substr(0, 12));
-  out.text += render_table({"case", "point", "outcome", "output bits", "first variant time", ""}, rows,
-                           {false, false, false, false, true, false});
-  out.text += fmt::format("\n{} outcome regressions, {} outputs changed bits, first-variant time geomean {}\n",
-                          outcome_regressions, bit_changes, ratios ? fmt::format("{:.3f}x over {} cases", geomean, ratios) : "n/a");
-  if (vanished || new_not_passing)
-    out.text += fmt::format("{} cases gone from head, {} new cases that do not pass\n", vanished, new_not_passing);
-  out.regression = outcome_regressions > 0 || vanished > 0 || new_not_passing > 0 || slowdowns > 0 ||
-                   (options.fail_on_bit_change && bit_changes > 0);
-  out.json = Json{{"base", Json{{"device", device_text(base)}, {"started_at", base["run"].value("started_at", "")}}},
-                  {"head", Json{{"device", device_text(head)}, {"started_at", head["run"].value("started_at", "")}}},
-                  {"outcome_regressions", outcome_regressions},
-                  {"cases_gone", vanished},
-                  {"new_cases_not_passing", new_not_passing},
-                  {"bits_changed", bit_changes},
-                  {"first_variant_time_geomean", geomean},
-                  {"slowdowns_over_gate", slowdowns},
-                  {"regression", out.regression},
-                  {"cases", changes}};
-  return out;
+  check_comparable({{"BASE", base}, {"HEAD", head}});
+  return Comparer(base, head, options).run();
 }
 
 }  // namespace fb

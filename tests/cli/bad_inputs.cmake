@@ -93,6 +93,45 @@ fb_bad_input(report_schema_1 2 "schema_1.json: \\$.schema_version: report schema
 fb_bad_input(report_deep 2 "deep.json: " ${FB} compare ${R}/deep.json ${GOLD})
 fb_bad_input(report_is_directory 2 "reports" ${FB} compare ${R} ${GOLD})
 
+# ---- compare verdicts, --merge, fusebench merge and --shard (issue 17)
+set(SAMPLED ${PROJECT_SOURCE_DIR}/tests/reports/golden/bench_base.json)
+set(ABL ${PROJECT_SOURCE_DIR}/tests/reports/golden/ablation_base.json)
+fb_bad_input(compare_other_scenario 2 "other_scenario.json: \\$.scenario.name: scenario 'm31-flash-tp4' differs from 'ci-quick' in .*bench_base.json"
+  ${FB} compare ${SAMPLED} ${R}/other_scenario.json)
+fb_bad_input(compare_other_schema 2 "schema_2_1.json: \\$.schema_version: 2.1.0 differs from 2.0.0 in .*: reports of different schema versions"
+  ${FB} compare ${SAMPLED} ${R}/schema_2_1.json)
+fb_bad_input(compare_other_kind 2 "ablation_base.json: \\$.report_kind: an ablation report cannot be compared with a verify/bench report"
+  ${FB} compare ${SAMPLED} ${ABL})
+fb_bad_input(compare_zero_sample 2 "zero_sample.json: \\$.cases\\[0\\].timings\\[1\\].samples_us\\[3\\]: is not a positive number"
+  ${FB} compare ${SAMPLED} ${R}/zero_sample.json)
+fb_bad_input(compare_ablation_config_without_name 2 "ablation_config_without_name.json: \\$.points\\[1\\].configs\\[0\\].name: missing"
+  ${FB} compare ${ABL} ${R}/ablation_config_without_name.json)
+fb_bad_input(compare_ablation_check_without_outcome 2 "\\$.points\\[0\\].fusions\\[0\\].check.outcome: missing"
+  ${FB} compare ${ABL} ${R}/ablation_check_without_outcome.json)
+fb_bad_input(compare_three_reports 2 "compare: takes BASE and HEAD, got 3 reports" ${FB} compare ${SAMPLED} ${SAMPLED} ${SAMPLED})
+fb_bad_input(compare_merge_one_report 2 "compare --merge: takes two or more reports, got 1" ${FB} compare --merge ${SAMPLED})
+fb_bad_input(compare_alpha_zero 2 "--alpha: must be in \\(0, 1\\), got 0" ${FB} compare ${SAMPLED} ${SAMPLED} --alpha 0)
+fb_bad_input(compare_alpha_nan 2 "--alpha: must be in \\(0, 1\\)" ${FB} compare ${SAMPLED} ${SAMPLED} --alpha nan)
+fb_bad_input(compare_min_effect_negative 2 "--min-effect: must be a fraction in \\[0, 10\\)" ${FB} compare ${SAMPLED} ${SAMPLED} --min-effect -0.1)
+fb_bad_input(compare_min_samples_one 2 "--min-samples: must be in \\[2, 1000000\\], got 1" ${FB} compare ${SAMPLED} ${SAMPLED} --min-samples 1)
+fb_bad_input(compare_markdown_over_input 2 "--markdown" ${FB} compare ${SAMPLED} ${ABL} --markdown ${SAMPLED})
+fb_bad_input(merge_without_output 2 "merge: -o OUT.json is required \\(or --stats\\)" ${FB} merge ${R}/ablation_shard_0_of_2.json)
+fb_bad_input(merge_shard_missing 2 "merge: shard 0/2 missing" ${FB} merge ${R}/ablation_shard_1_of_2.json -o ${OUT}/never.json)
+fb_bad_input(merge_shard_twice 2 "ablation_shard_1_of_2.json: \\$.methodology.shard: shard 1/2 is given twice"
+  ${FB} merge ${R}/ablation_shard_1_of_2.json ${R}/ablation_shard_1_of_2.json -o ${OUT}/never.json)
+fb_bad_input(merge_other_seed 2 "ablation_shard_1_of_2.json: \\$.methodology.seed: 1 differs from 7 in .*ablation_shard_0_of_2_seed_7.json: shards of one run share one seed"
+  ${FB} merge ${R}/ablation_shard_1_of_2.json ${R}/ablation_shard_0_of_2_seed_7.json -o ${OUT}/never.json)
+fb_bad_input(merge_unsharded_with_shard 2 "ablation_shard_1_of_2.json: \\$.methodology.shard: 1/2 is not one of 1 shards"
+  ${FB} merge ${ABL} ${R}/ablation_shard_1_of_2.json -o ${OUT}/never.json)
+fb_bad_input(merge_output_over_input 2 "-o" ${FB} merge ${R}/ablation_shard_1_of_2.json ${R}/ablation_shard_0_of_2.json -o ${R}/ablation_shard_0_of_2.json)
+fb_bad_input(merge_stats_with_output 2 "merge --stats: writes --json and --markdown, not -o" ${FB} merge --stats ${SAMPLED} ${SAMPLED} -o ${OUT}/never.json)
+fb_bad_input(merge_stats_other_kind 2 "\\$.report_kind: an ablation report cannot be compared" ${FB} merge --stats ${SAMPLED} ${ABL})
+fb_bad_input(shard_index_past_count 2 "--shard '3/3': I must be in \\[0, N\\)" ${V} ${ONE} --shard 3/3)
+fb_bad_input(shard_zero_count 2 "--shard '0/0': N must be between 1 and 65536" ${V} ${ONE} --shard 0/0)
+fb_bad_input(shard_junk 2 "--shard 'two': expected I/N" ${V} ${ONE} --shard two)
+fb_bad_input(shard_negative 2 "--shard '-1/2': I must be in \\[0, N\\)" ${V} ${ONE} --shard -1/2)
+fb_bad_input(shard_empty_runs_nothing 0 "--shard 1/2: 0 of the run's 1 points" ${V} ${ONE} --shard 1/2)
+
 # ---- paths, pipes and special files (items 1, 5, 6, 9, 10): tests/cli/path_checks.sh
 foreach(check dev_null fifo fifo_without_reader_keeps_fail_code symlink_followed dangling_symlink directory_up_front
         same_path_twice report_over_scenario compare_over_input stdout_dash sigpipe non_utf8_argument

@@ -1,5 +1,6 @@
-// libFuzzer target: the report reader of `fusebench compare` on any bytes, then the comparison of
-// what it accepted with itself and with a real report. The CLI turns InputError and nlohmann's
+// libFuzzer target: the report reader of `fusebench compare` and `merge` on any bytes, then the
+// comparison of what it accepted with itself and with a real report, its merge as a one-shard run
+// and its statistics with the real report. The CLI turns InputError and nlohmann's
 // exceptions into exit 2; a crash, a sanitizer report or any other exception is a bug.
 #include <unistd.h>
 
@@ -13,6 +14,8 @@
 
 #include "core/errors.hpp"
 #include "reports/report_compare.hpp"
+#include "reports/report_merge.hpp"
+#include "reports/report_stats.hpp"
 
 namespace {
 
@@ -52,9 +55,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     options.max_slowdown = 1.05;
     options.fail_on_bit_change = true;
     (void)fb::compare_reports(report, report, options);
+    (void)fb::merge_shard_reports({{"fuzz", report}});
     if (const auto* reference = reference_report()) {
       (void)fb::compare_reports(*reference, report, options);
       (void)fb::compare_reports(report, *reference, options);
+      (void)fb::merge_statistics({{"reference", *reference}, {"fuzz", report}});
     }
   } catch (const fb::InputError&) {
   } catch (const nlohmann::json::exception&) {
