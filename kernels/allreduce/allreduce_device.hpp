@@ -8,9 +8,11 @@
 // per-block barriers are enough, no grid-wide one is needed.
 #pragma once
 
+// The runtime first: the codecs use its bit-cast intrinsics in device code.
+#include "kernels/common/hip_compat.hpp"
+
 #include "kernels/allreduce/allreduce_math.hpp"
 #include "kernels/allreduce/allreduce_ranks.hpp"
-#include "kernels/common/hip_compat.hpp"
 
 namespace fb {
 

@@ -6,8 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "kernels/common/gpu_check.hpp"  // the runtime first
+
 #include "kernels/allreduce/allreduce_ranks.hpp"
-#include "kernels/common/gpu_check.hpp"
 
 #if FUSEBENCH_HAS_NCCL
 #if defined(__HIPCC__)
