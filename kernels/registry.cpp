@@ -12,6 +12,7 @@ void register_swiglu_fp8(Registry& registry);
 void register_fp8_gemm(Registry& registry);
 void register_fp8_gemm_blockscale(Registry& registry);
 void register_router(Registry& registry);
+void register_allreduce(Registry& registry);
 
 void register_all_families(Registry& registry) {
   register_fp8_quant(registry);
@@ -22,6 +23,7 @@ void register_all_families(Registry& registry) {
   register_fp8_gemm(registry);
   register_fp8_gemm_blockscale(registry);
   register_router(registry);
+  register_allreduce(registry);
 }
 
 }  // namespace fb
