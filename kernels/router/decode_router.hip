@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kernels/common/gpu_check.hpp"
+#include "kernels/common/multiprocessors.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_small_m_device.hpp"
 #include "kernels/moe_sort_mxfp4/moe_sort_mxfp4_device.hpp"
 #include "kernels/router/decode_router.hpp"
@@ -127,8 +128,14 @@ void decode_router_fused_launch(const DecodeRouterParams& p, const DecodeRouterB
                    RouterGateArgs{static_cast<int>(r.rows), static_cast<int>(r.experts), static_cast<int>(r.split_k),
                                   static_cast<int>(r.topk), r.gate, r.routed_scaling, b.router.bias},
                    static_cast<int>(p.block), 0, p.shared, b.shared};
-      a.router_blocks = p.grid_blocks > 0 ? p.grid_blocks : a.sh.items();
       const std::int64_t f8_blocks = p.shared.cols > 0 ? (p.shared.cols + kF8Columns - 1) / kF8Columns : 0;
+      // Router blocks: one per GEMV item; beside F8's blocks (one block of this kernel fits an SM:
+      // about 200 registers a thread), as many as leave one wave for all, but at most two items a block.
+      const std::int64_t items = a.sh.items();
+      std::int64_t g = items;
+      if (f8_blocks > 0)
+        g = std::min<std::int64_t>(items, std::max<std::int64_t>(device_multiprocessors() - f8_blocks, (items + 1) / 2));
+      a.router_blocks = p.grid_blocks > 0 ? p.grid_blocks : static_cast<int>(g);
       const auto grid = static_cast<unsigned>(a.router_blocks + f8_blocks);
       decode_router_kernel<decltype(weight)::value, kRowTile, decltype(f8_rows)::value>
           <<<grid, kRouterThreads, 0, static_cast<hipStream_t>(stream)>>>(a);
