@@ -42,7 +42,7 @@ struct DecodeRouterParams {
   int grid_blocks = 0;         // router blocks G; 0: the launcher's choice; tests force odd grids
   // F8, the shared expert's gate_up: rows = T, cols = N (0: none), depth = K of its fp8 input;
   // e4m3fn only (the one launch instantiates one flavour).
-  Fp8GemmParams shared;
+  Fp8GemmParams shared{};
   MoeSortMxfp4Params sort() const;
 };
 
@@ -55,7 +55,7 @@ struct DecodeRouterBuffers {
   std::uint16_t* moe_buf = nullptr;           // bf16 [T][D], zeroed
   std::int32_t* chunk_counts = nullptr;       // chain workspace: [1][E]
   std::int32_t* expert_info = nullptr;        // chain workspace: MoeExpertInfoLayout
-  Fp8GemmBuffers shared;                      // F8: a, a_scale, b, b_scale in; c bf16 [T][N] out
+  Fp8GemmBuffers shared{};                    // F8: a, a_scale, b, b_scale in; c bf16 [T][N] out
   MoeSortMxfp4Buffers sort() const;
 };
 

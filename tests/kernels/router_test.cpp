@@ -241,6 +241,18 @@ TEST(Router, BadShapesAreInputErrors) {
   f4.router = params(17, 6144, 1);
   f4.buf_cols = 64;
   EXPECT_THROW(decode_router_validate(f4), InputError);
+  // F4's shared GEMM (F8): its rows are the router's tokens, K a multiple of 16, e4m3fn only.
+  f4.router = params(3, 6144, 1);
+  f4.shared = Fp8GemmParams{3, 1536, 6144, Fp8Flavour::e4m3fn};
+  EXPECT_NO_THROW(decode_router_validate(f4));
+  f4.shared.rows = 4;
+  EXPECT_THROW(decode_router_validate(f4), InputError);
+  f4.shared.rows = 3;
+  f4.shared.depth = 6150;
+  EXPECT_THROW(decode_router_validate(f4), InputError);
+  f4.shared.depth = 6144;
+  f4.shared.flavour = Fp8Flavour::e4m3fnuz;
+  EXPECT_THROW(decode_router_validate(f4), InputError);
 }
 
 // ---- F3 and F4 emulations ----
