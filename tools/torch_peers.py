@@ -5,7 +5,7 @@ graph, replayed, median replay time / R (a serving engine replays decode steps f
 launch path is not in the figures). Where a function cannot be captured, do_bench's hot median is
 used and the row says so. For context next to fusebench's bench JSON; not a correctness oracle.
 
-  python3 tools/torch_peers.py OUT.json
+  python3 tools/torch_peers.py OUT.json   # also OUT-router.json: router + gate and the router GEMM alone
 """
 import json
 import sys
@@ -278,10 +278,6 @@ def gemm_peer_rows(dev):
     return rows
 
 
-if __name__ == "__main__":
-    main()
-
-
 # ---- Router GEMV + gate (issue 16): PyTorch eager and torch.compile, each replayed from a CUDA graph.
 # MiniMax-M3's router: fp32 W_gate [128][6144] (or bf16), logits = x.float() @ W.T in fp32,
 # p = sigmoid(logits), top-4 of p + bias, weights = p of the chosen / their sum * 2.0. Writes
@@ -302,42 +298,45 @@ def router_softmax(x, w, k=4):
     return ids.to(torch.int32), wts / wts.sum(dim=-1, keepdim=True)
 
 
-def graph_time_us(fn):
-    """Median time of one replay of a CUDA graph holding one call of fn (launch overhead excluded)."""
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            fn()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        fn()
-    return time_us(g.replay)
+def router_gemm(x, w):
+    """The router GEMM alone (what vLLM's 1.72 us figure at M = 1 times): fp32 logits."""
+    return torch.nn.functional.linear(x.to(w.dtype), w).float()
 
 
 def router_main(out_path):
+    """Router + gate peers, eager and torch.compile, each timed as time_us does (R calls in one
+    CUDA graph, median replay / R), plus the GEMM alone; fusebench's router/gate times the same
+    work (GEMV + gate) in graph mode."""
     torch.manual_seed(0)
     dev = "cuda"
     rows = []
     for wdtype in (torch.float32, torch.bfloat16):
         w = (torch.randn(128, 6144, device=dev) / 6144 ** 0.5).to(wdtype)
         bias = 0.05 * torch.randn(128, device=dev)
+        wname = "f32" if wdtype == torch.float32 else "bf16"
         for m in (1, 3, 8, 16, 24, 96, 192, 512):
             x = torch.randn(m, 6144, device=dev, dtype=torch.bfloat16)
-            for gate, fn, args in (("sigmoid_bias", router_sigmoid_bias, (x, w, bias)), ("softmax", router_softmax, (x, w))):
+            peers = (("router/gate gate=sigmoid_bias", router_sigmoid_bias, (x, w, bias)),
+                     ("router/gate gate=softmax", router_softmax, (x, w)),
+                     ("router GEMM alone", router_gemm, (x, w)))
+            for case, fn, args in peers:
                 compiled = torch.compile(fn, dynamic=False)
                 compiled(*args)
-                eager = graph_time_us(lambda: fn(*args))
-                comp = graph_time_us(lambda: compiled(*args))
-                name = f"router/gate gate={gate} weight={'f32' if wdtype == torch.float32 else 'bf16'}"
-                rows.append({"case": name, "M": m, "torch_eager_graph_us": eager, "torch_compile_graph_us": comp})
-                print(f"{name:48s} M={m:4d}  eager (graph) {eager:8.2f} us   torch.compile (graph) {comp:8.2f} us",
-                      flush=True)
+                eager = time_us(lambda: fn(*args))
+                eager_timer = TIMER["last"]
+                comp = time_us(lambda: compiled(*args))
+                name = f"{case} weight={wname}"
+                w_bytes = w.numel() * w.element_size()
+                rows.append({"case": name, "M": m, "torch_eager_us": eager, "torch_compile_us": comp,
+                             "timer": f"eager {eager_timer}, compile {TIMER['last']}",
+                             "weight_gb_per_s_compile": w_bytes / comp * 1e-3})
+                print(f"{name:48s} M={m:4d}  eager {eager:8.2f} us   torch.compile {comp:8.2f} us "
+                      f"(W {w_bytes / comp * 1e-3:7.1f} GB/s)", flush=True)
     meta = {"torch": torch.__version__, "device": torch.cuda.get_device_name(),
-            "timer": "triton do_bench median of CUDA graph replays (hot)"}
+            "timer": "CUDA graph of R calls, median replay / R (per row: 'timer')"}
     json.dump({"meta": meta, "rows": rows}, open(out_path, "w"), indent=1)
 
 
 if __name__ == "__main__":
+    main()
     router_main(sys.argv[1][:-5] + "-router.json" if sys.argv[1].endswith(".json") else sys.argv[1] + "-router.json")

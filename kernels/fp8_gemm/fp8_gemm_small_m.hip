@@ -1,5 +1,6 @@
 // F8: the small-M (1 to 16 rows) weight-streaming kernel, one launch of the block-level body in
-// fp8_gemm_small_m_device.hpp: each block streams kFp8GemmSmallMColumns weight rows once.
+// fp8_gemm_small_m_device.hpp: each block streams kFp8GemmSmallMColumns weight rows once
+// (N = 1536: 192 blocks of 128 threads, about 1.5 per SM, each with its 48 KB of weight in flight).
 #include "core/errors.hpp"
 #include "kernels/common/gpu_check.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_small_m_device.hpp"
@@ -7,9 +8,10 @@
 namespace fb {
 namespace {
 
-template <class Format>
+template <class Format, int kRows>
 __global__ __launch_bounds__(kFp8GemmSmallMThreads) void fp8_gemm_small_m_kernel(Fp8GemmParams p, Fp8GemmBuffers b) {
-  fp8_gemm_small_m_block<Format>(p, b, static_cast<std::int64_t>(blockIdx.x) * kFp8GemmSmallMColumns);
+  __shared__ float4 smem[kFp8GemmSmallMSmemVec4];
+  fp8_gemm_small_m_block<Format, kRows>(p, b, static_cast<std::int64_t>(blockIdx.x) * kFp8GemmSmallMColumns, smem);
 }
 
 }  // namespace
@@ -19,10 +21,13 @@ void fp8_gemm_small_m_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, vo
   if (p.rows == 0 || p.cols == 0) return;
   const unsigned blocks = static_cast<unsigned>((p.cols + kFp8GemmSmallMColumns - 1) / kFp8GemmSmallMColumns);
   auto s = static_cast<hipStream_t>(stream);
-  if (p.flavour == Fp8Flavour::e4m3fn)
-    fp8_gemm_small_m_kernel<Fp8E4m3fnFormat><<<blocks, kFp8GemmSmallMThreads, 0, s>>>(p, b);
-  else
-    fp8_gemm_small_m_kernel<Fp8E4m3fnuzFormat><<<blocks, kFp8GemmSmallMThreads, 0, s>>>(p, b);
+  with_fp8_gemm_small_m_rows(p.rows, [&](auto tile) {
+    constexpr int kRows = decltype(tile)::value;
+    if (p.flavour == Fp8Flavour::e4m3fn)
+      fp8_gemm_small_m_kernel<Fp8E4m3fnFormat, kRows><<<blocks, kFp8GemmSmallMThreads, 0, s>>>(p, b);
+    else
+      fp8_gemm_small_m_kernel<Fp8E4m3fnuzFormat, kRows><<<blocks, kFp8GemmSmallMThreads, 0, s>>>(p, b);
+  });
   gpu_check_launch("fp8_gemm_small_m_kernel");
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "kernels/common/gpu_check.hpp"
+#include "kernels/common/multiprocessors.hpp"
+#include "kernels/fp8_gemm/fp8_gemm_small_m_device.hpp"
 #include "kernels/moe_sort_mxfp4/moe_sort_mxfp4_device.hpp"
 #include "kernels/router/decode_router.hpp"
 #include "kernels/router/router_device.hpp"
@@ -32,19 +34,35 @@ struct DecodeArgs {
   std::uint32_t moe_units;  // 16-byte vectors of moe_buf
   RouterGemvShape sh;
   RouterGateArgs gate;
-  int block;  // B
+  int block;         // B
+  int router_blocks;  // G: blocks [0, G) route, blocks [G, gridDim.x) run F8
+  Fp8GemmParams f8;
+  Fp8GemmBuffers f8b;
 };
 
-template <RouterWeight kW, int kRowTile>
+// F8's columns per block of this launch (its 256 threads, 16 lanes per column).
+constexpr int kF8Columns = kRouterThreads / kFp8GemmPartials;
+
+template <RouterWeight kW, int kRowTile, int kF8Rows>
 __global__ __launch_bounds__(kRouterThreads) void decode_router_kernel(DecodeArgs a) {
+  // 0. F8's blocks: the shared expert's gate_up columns, then done (no ticket, no moe_buf share).
+  if (static_cast<int>(blockIdx.x) >= a.router_blocks) {
+    __shared__ float4 f8_smem[kFp8GemmSmallMSmemVec4];
+    fp8_gemm_small_m_block<Fp8E4m3fnFormat, kF8Rows, kRouterThreads>(
+        a.f8, a.f8b, static_cast<std::int64_t>(blockIdx.x - a.router_blocks) * kF8Columns, f8_smem);
+    return;
+  }
+  const auto G = static_cast<unsigned>(a.router_blocks);
+
   // 1. GEMV items and a share of moe_buf.
-  for (int item = static_cast<int>(blockIdx.x); item < a.sh.items(); item += static_cast<int>(gridDim.x))
+  for (int item = static_cast<int>(blockIdx.x); item < a.sh.items(); item += a.router_blocks)
     router_gemv_item<kW, kRowTile>(a.x, a.w, a.partials, a.sh, item);
-  const std::uint32_t gtid = blockIdx.x * kRouterThreads + threadIdx.x, gstride = gridDim.x * kRouterThreads;
+  const std::uint32_t gtid = blockIdx.x * kRouterThreads + threadIdx.x, gstride = G * kRouterThreads;
   moe_buf_zero_duty<std::uint32_t>(a.moe_buf, a.moe_units, gtid, gstride);
 
-  // 2. The handoff (router_last_block): only the block holding the last ticket goes on.
-  if (!router_last_block(&decode_router_tickets, gridDim.x)) return;
+  // 2. The handoff (router_last_block) among the G router blocks: only the block holding the last
+  // ticket goes on.
+  if (!router_last_block(&decode_router_tickets, G)) return;
 
   // 3a. The gate of every row: lane group g takes rows g, g + 8 (all groups run the same rounds).
   __shared__ std::int32_t pair_ids[kMaxPairs];
@@ -88,21 +106,38 @@ __global__ __launch_bounds__(kRouterThreads) void decode_router_kernel(DecodeArg
                    a.sorted_weights, nullptr, 0, threadIdx.x, kRouterThreads);
 }
 
+// T's tiles: F8's row tile (1, 2, 3, 4, 8, 16) and the router GEMV's (1, 2, 4, 4, 8, 8 for those).
+template <class Fn>
+void with_decode_tiles(std::int64_t rows, Fn&& fn) {
+  with_fp8_gemm_small_m_rows(rows, [&](auto f8_rows) {
+    constexpr int kF8 = decltype(f8_rows)::value;
+    fn(std::integral_constant<int, kF8 == 3 ? 4 : (kF8 == 16 ? 8 : kF8)>{}, f8_rows);
+  });
+}
+
 }  // namespace
 
 void decode_router_fused_launch(const DecodeRouterParams& p, const DecodeRouterBuffers& b, void* stream) {
   const RouterParams& r = p.router;
   with_router_weight(r.weight, [&](auto weight) {
-    with_router_row_tile(r.rows, [&](auto tile) {
+    with_decode_tiles(r.rows, [&](auto tile, auto f8_rows) {
       constexpr int kRowTile = decltype(tile)::value;
       DecodeArgs a{b.router.x, b.router.w, b.router.partials, b.router.logits, b.router.topk_ids,
                    b.router.topk_weights, b.sorted_token_ids, b.sorted_weights, b.sorted_expert_ids, b.num_valid_ids,
                    b.moe_buf, static_cast<std::uint32_t>(r.rows * p.buf_cols / 8), router_gemv_shape(r, kRowTile),
                    RouterGateArgs{static_cast<int>(r.rows), static_cast<int>(r.experts), static_cast<int>(r.split_k),
                                   static_cast<int>(r.topk), r.gate, r.routed_scaling, b.router.bias},
-                   static_cast<int>(p.block)};
-      const unsigned grid = p.grid_blocks > 0 ? static_cast<unsigned>(p.grid_blocks) : static_cast<unsigned>(a.sh.items());
-      decode_router_kernel<decltype(weight)::value, kRowTile>
+                   static_cast<int>(p.block), 0, p.shared, b.shared};
+      const std::int64_t f8_blocks = p.shared.cols > 0 ? (p.shared.cols + kF8Columns - 1) / kF8Columns : 0;
+      // Router blocks: one per GEMV item; beside F8's blocks (one block of this kernel fits an SM:
+      // about 200 registers a thread), as many as leave one wave for all, but at most two items a block.
+      const std::int64_t items = a.sh.items();
+      std::int64_t g = items;
+      if (f8_blocks > 0)
+        g = std::min<std::int64_t>(items, std::max<std::int64_t>(device_multiprocessors() - f8_blocks, (items + 1) / 2));
+      a.router_blocks = p.grid_blocks > 0 ? p.grid_blocks : static_cast<int>(g);
+      const auto grid = static_cast<unsigned>(a.router_blocks + f8_blocks);
+      decode_router_kernel<decltype(weight)::value, kRowTile, decltype(f8_rows)::value>
           <<<grid, kRouterThreads, 0, static_cast<hipStream_t>(stream)>>>(a);
     });
   });
@@ -116,6 +151,7 @@ void decode_router_chain_launch(const DecodeRouterParams& p, const DecodeRouterB
   moe_sort_count_launch(sp, sb, stream);
   moe_sort_scan_launch(sp, sb, stream);
   moe_sort_scatter_launch(sp, sb, true, stream);
+  if (p.shared.cols > 0) fp8_gemm_small_m_launch(p.shared, b.shared, stream);  // F8, its own launch
 }
 
 }  // namespace fb

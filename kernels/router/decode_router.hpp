@@ -20,10 +20,14 @@
 //   3 the last block: the gate of every row (sums the partials in slice order, writes logits, ids,
 //     weights), then the sort of the M x k pairs with the landed one-launch sort table
 //     (moe_sort_build_table), entries, expert ids, num_valid_ids and sentinels.
-// F8's small-M gate_up GEMM (another branch) joins as one more block role: blocks [G, G + F) run
-// its tiles and never touch the counter (their outputs do not feed the router); see README.
+// F8's small-M gate_up GEMM (the shared expert, `shared`) is one more block role: blocks [G, G + F)
+// run its block body (fp8_gemm_small_m_block, 256 threads: 16 columns each, F = ceil(N / 16)) and
+// return; they never touch the counter or moe_buf (their outputs do not feed the router), so the
+// handoff counts the G router blocks only. The chain runs it as its own launch (6 launches).
+// shared.cols = 0: no shared GEMM (the launch has the G router blocks only).
 #pragma once
 
+#include "kernels/fp8_gemm/fp8_gemm.hpp"
 #include "kernels/moe_sort_mxfp4/moe_sort_mxfp4.hpp"
 #include "kernels/router/router.hpp"
 
@@ -35,7 +39,10 @@ struct DecodeRouterParams {
   RouterParams router;         // rows = T <= 16
   std::int64_t block = 32;     // B, the sort's block (the MoE GEMM's M tile)
   std::int64_t buf_cols = 0;   // D, moe_buf's row width (a multiple of 8)
-  int grid_blocks = 0;         // 0: the launcher's choice; tests force odd grids
+  int grid_blocks = 0;         // router blocks G; 0: the launcher's choice; tests force odd grids
+  // F8, the shared expert's gate_up: rows = T, cols = N (0: none), depth = K of its fp8 input;
+  // e4m3fn only (the one launch instantiates one flavour).
+  Fp8GemmParams shared{};
   MoeSortMxfp4Params sort() const;
 };
 
@@ -48,6 +55,7 @@ struct DecodeRouterBuffers {
   std::uint16_t* moe_buf = nullptr;           // bf16 [T][D], zeroed
   std::int32_t* chunk_counts = nullptr;       // chain workspace: [1][E]
   std::int32_t* expert_info = nullptr;        // chain workspace: MoeExpertInfoLayout
+  Fp8GemmBuffers shared{};                    // F8: a, a_scale, b, b_scale in; c bf16 [T][N] out
   MoeSortMxfp4Buffers sort() const;
 };
 

@@ -41,6 +41,14 @@ void decode_router_validate(const DecodeRouterParams& p) {
   if (p.router.rows > kDecodeRouterMaxRows)
     throw InputError(fmt::format("T={}: the one-launch decode router takes 1 to 16 tokens", p.router.rows));
   moe_sort_validate_shape(p.sort());
+  if (p.shared.cols > 0) {
+    if (p.shared.rows != p.router.rows)
+      throw InputError(fmt::format("the shared GEMM has {} rows, the router {}", p.shared.rows, p.router.rows));
+    if (p.shared.depth <= 0 || p.shared.depth % 16 != 0)
+      throw InputError(fmt::format("the shared GEMM's K={} is not a positive multiple of 16", p.shared.depth));
+    if (p.shared.flavour != Fp8Flavour::e4m3fn)
+      throw InputError("the one-launch decode router runs the shared GEMM in e4m3fn only");
+  }
 }
 
 namespace {
@@ -57,16 +65,23 @@ void sort_emu(const DecodeRouterParams& p, const DecodeRouterBuffers& b) {
   moe_sort_scatter_emu(sp, sb, true);
 }
 
+// F8's part, fused or not: the canonical order (fp8_gemm_small_m's emulation).
+void shared_emu(const DecodeRouterParams& p, const DecodeRouterBuffers& b) {
+  if (p.shared.cols > 0) fp8_gemm_canonical_emu(p.shared, b.shared);
+}
+
 }  // namespace
 
 void decode_router_fused_emu(const DecodeRouterParams& p, const DecodeRouterBuffers& b) {
   router_fused_emu(p.router, b.router);
   sort_emu(p, b);
+  shared_emu(p, b);
 }
 
 void decode_router_chain_emu(const DecodeRouterParams& p, const DecodeRouterBuffers& b) {
   router_chain_emu(p.router, b.router);
   sort_emu(p, b);
+  shared_emu(p, b);
 }
 
 }  // namespace fb

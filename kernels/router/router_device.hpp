@@ -53,6 +53,11 @@ __device__ inline void router_load_weights(const void* w, std::int64_t at, float
 
 // One work item by a whole block: lane group g takes expert 8 eg + g, lane l virtual lane l of
 // every row of the tile; partials [S][M][E] of the tile's rows for slice s.
+// Mapping (not order): a lane issues the weight loads of kRouterGemvBatch chunks before it uses any
+// (S = 4 and 8 at K = 6144: every chunk of the lane at once), then each row's x loads of the batch
+// together (predicated, not branched, so the compiler can hoist them); the adds stay in chunk order.
+inline constexpr int kRouterGemvBatch = 6;
+
 template <RouterWeight kW, int kRowTile>
 __device__ inline void router_gemv_item(const std::uint16_t* x, const void* w, float* partials,
                                         const RouterGemvShape& sh, int item) {
@@ -66,17 +71,32 @@ __device__ inline void router_gemv_item(const std::uint16_t* x, const void* w, f
   float acc[kRowTile];
 #pragma unroll
   for (int r = 0; r < kRowTile; ++r) acc[r] = 0.0f;
-#pragma unroll 4  // several chunks' loads in flight per lane (the adds stay in chunk order)
-  for (int c = lane; c < chunks; c += 32) {
-    const std::int64_t k = k0 + static_cast<std::int64_t>(c) * 8;
-    float wv[8];
-    router_load_weights<kW>(w, static_cast<std::int64_t>(e) * sh.hidden + k, wv);
+  for (int c0 = lane; c0 < chunks; c0 += 32 * kRouterGemvBatch) {
+    float wv[kRouterGemvBatch][8];
+#pragma unroll
+    for (int i = 0; i < kRouterGemvBatch; ++i) {
+      const int c = c0 + 32 * i;
+      if (c < chunks) {
+        router_load_weights<kW>(w, static_cast<std::int64_t>(e) * sh.hidden + k0 + static_cast<std::int64_t>(c) * 8, wv[i]);
+      } else {
+#pragma unroll
+        for (int j = 0; j < 8; ++j) wv[i][j] = 0.0f;
+      }
+    }
 #pragma unroll
     for (int r = 0; r < kRowTile; ++r) {
-      if (r < rows) {
-        const Bf16x8 xv = load_bf16x8(x + static_cast<std::int64_t>(m0 + r) * sh.hidden + k);
+      const std::uint16_t* xr = x + static_cast<std::int64_t>(m0 + (r < rows ? r : 0)) * sh.hidden + k0;
+      Bf16x8 xv[kRouterGemvBatch];
 #pragma unroll
-        for (int j = 0; j < 8; ++j) acc[r] = acc[r] + bf16x8_element(xv, j) * wv[j];
+      for (int i = 0; i < kRouterGemvBatch; ++i) {
+        const int c = c0 + 32 * i;
+        xv[i] = load_bf16x8(xr + static_cast<std::int64_t>(c < chunks ? c : 0) * 8);
+      }
+#pragma unroll
+      for (int i = 0; i < kRouterGemvBatch; ++i) {
+        if (c0 + 32 * i >= chunks) continue;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) acc[r] = acc[r] + bf16x8_element(xv[i], j) * wv[i][j];
       }
     }
   }
@@ -107,7 +127,7 @@ __device__ inline bool router_last_block(unsigned* tickets, unsigned blocks) {
   return last;
 }
 
-// Row tile by M, as a template argument: 1, 2, 4, 8, or 16 (up to 16 rows: F4).
+// Row tile by M, as a template argument: 1, 2, 4, 8, or 16 (F3's launch).
 template <class Fn>
 void with_router_row_tile(std::int64_t rows, Fn&& fn) {
   if (rows <= 1)
@@ -120,6 +140,22 @@ void with_router_row_tile(std::int64_t rows, Fn&& fn) {
     fn(std::integral_constant<int, 8>{});
   else
     fn(std::integral_constant<int, 16>{});
+}
+
+// The GEMV's row tile in the router/gate kernels and F4: 1, 2, 4, then 8 up to 16 rows (9..16 rows
+// are two tiles: twice the blocks streaming W; the order does not depend on the tile), 16 beyond.
+template <class Fn>
+void with_router_decode_row_tile(std::int64_t rows, Fn&& fn) {
+  if (rows > 16)
+    fn(std::integral_constant<int, 16>{});
+  else if (rows <= 1)
+    fn(std::integral_constant<int, 1>{});
+  else if (rows <= 2)
+    fn(std::integral_constant<int, 2>{});
+  else if (rows <= 4)
+    fn(std::integral_constant<int, 4>{});
+  else
+    fn(std::integral_constant<int, 8>{});
 }
 
 template <class Fn>

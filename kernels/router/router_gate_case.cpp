@@ -1,5 +1,6 @@
 // router/gate: the router GEMV with split-K partials and the gate, in two variants:
-//   fused  GEMV (partials) -> fused gate (sums the partials in slice order, writes logits, gates)
+//   fused  GEMV (partials) -> fused gate (sums the partials in slice order, writes logits, gates);
+//          at M <= 16 one launch: the GEMV's last block runs the fused gate (router_last_block)
 //   chain  GEMV (partials) -> reduce (logits) -> gate from logits; at M <= 16 the GEMV's last block
 //          does the reduce (no waiting: router_last_block), so 2 launches there
 // Claim: fused = chain bitwise on every output (partials, logits, ids, weights): the two gate entry
@@ -65,8 +66,12 @@ class RouterGateInstance final : public CaseInstance {
   }
 
   Work work(VariantId v) const override { return router_work(p_, v == kChain); }
-  // Up to 16 rows the chain's GEMV reduces in its own last block: no reduce launch.
-  int launches(VariantId v) const override { return v == kChain && p_.rows <= kRouterReduceLaunchRows ? 2 : 0; }
+  // Up to 16 rows the chain's GEMV reduces in its own last block (no reduce launch) and the fused
+  // variant's GEMV gates in its last block (no gate launch).
+  int launches(VariantId v) const override {
+    if (p_.rows > kRouterReduceLaunchRows) return 0;
+    return v == kChain ? 2 : 1;
+  }
 
  private:
   RouterParams p_;
@@ -82,7 +87,7 @@ KernelCase router_gate_case() {
   c.fusion = "F3";
   c.summary = "router GEMV (split-K partials) + gate; the fused gate sums the partials itself (no reduce launch)";
   c.spec = "docs/numeric-contract.md#router-gemv-and-gate";
-  c.variants = fused_and_chain("GEMV -> gate from partials",
+  c.variants = fused_and_chain("GEMV -> gate from partials (the GEMV's last block gates at M <= 16: 1 launch there)",
                                "GEMV -> reduce (in the GEMV's last block at M <= 16: 2 launches there) -> gate", 2, 3);
   c.pairs = {PairClaim{"fused", "chain", Claim::bitwise(), {}}};
   c.axes = router_axes("M", 1 << 20);

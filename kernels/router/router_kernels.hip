@@ -2,12 +2,15 @@
 // (docs/numeric-contract.md#router-gemv-and-gate; orders in router_math.hpp):
 //   router_gemv_kernel          one block per work item (row tile, slice, 8 experts): partials;
 //                               the chain's at M <= 16 also sums them into logits in its last block
-//                               (router_last_block: no waiting), so no reduce launch there
+//                               (router_last_block: no waiting), so no reduce launch there; the
+//                               fused variant's at M <= 16 gates every row in its last block
+//                               (the fused gate's arithmetic), so the fused router is one launch there
 //   router_reduce_kernel        logits = ((P0 + P1) + P2) + ..., one thread per logit
 //   router_gate_kernel<false>   the gate from logits, one 32-lane group per row
 //   router_gate_kernel<true>    the fused gate: sums the partials in the reduce's order, writes the
 //                               logits and gates them (no reduce launch)
-// fused = GEMV + fused gate (2 launches); chain = GEMV + reduce + gate (3 launches; 2 at M <= 16).
+// fused = GEMV + fused gate (2 launches; 1 at M <= 16); chain = GEMV + reduce + gate (3 launches;
+// 2 at M <= 16).
 #include "kernels/common/gpu_check.hpp"
 #include "kernels/fp8_quant/fp8_quant_device.hpp"
 #include "kernels/router/router_device.hpp"
@@ -18,12 +21,28 @@ namespace {
 // The ticket counter of the GEMV's own fixup: zero at module load, reset by each launch's last block.
 __device__ unsigned router_gemv_tickets = 0;
 
-template <RouterWeight kW, int kRowTile, bool kFixup>
+// What the GEMV's last block does after every partial is written.
+enum class GemvTail { none, logits, gate };
+
+template <RouterWeight kW, int kRowTile, GemvTail kTail>
 __global__ __launch_bounds__(kRouterThreads) void router_gemv_kernel(const std::uint16_t* x, const void* w,
                                                                      float* partials, float* logits,
-                                                                     RouterGemvShape sh) {
+                                                                     RouterGemvShape sh, RouterGateArgs gate,
+                                                                     std::int32_t* ids, float* weights) {
   router_gemv_item<kW, kRowTile>(x, w, partials, sh, static_cast<int>(blockIdx.x));
-  if constexpr (kFixup) {
+  if constexpr (kTail == GemvTail::gate) {
+    if (!router_last_block(&router_gemv_tickets, gridDim.x)) return;
+    // The fused gate of every row (router_gate_kernel<true>'s arithmetic): lane group g takes rows g, g + 8.
+    for (int row0 = 0; row0 < gate.rows; row0 += kRouterGroups) {
+      const int row = row0 + static_cast<int>(threadIdx.x / 32);
+      const bool live = row < gate.rows;
+      float l[8] = {};
+      if (live) router_row_logits<true>(gate, partials, logits, row, true, l);
+      router_gate_row(gate, l, live, ids + static_cast<std::int64_t>(live ? row : 0) * gate.topk,
+                      weights + static_cast<std::int64_t>(live ? row : 0) * gate.topk);
+    }
+  }
+  if constexpr (kTail == GemvTail::logits) {
     if (!router_last_block(&router_gemv_tickets, gridDim.x)) return;
     const std::int64_t slice = static_cast<std::int64_t>(sh.rows) * sh.experts;
     auto load = [](const float* q) { return *reinterpret_cast<const volatile float*>(q); };
@@ -64,18 +83,24 @@ RouterGateArgs gate_args(const RouterParams& p, const RouterBuffers& b) {
 
 namespace {
 
-void gemv_launch(const RouterParams& p, const RouterBuffers& b, bool fixup, void* stream) {
+void gemv_launch(const RouterParams& p, const RouterBuffers& b, GemvTail tail, void* stream) {
   with_router_weight(p.weight, [&](auto weight) {
-    with_router_row_tile(p.rows, [&](auto tile) {
+    with_router_decode_row_tile(p.rows, [&](auto tile) {
       constexpr RouterWeight kW = decltype(weight)::value;
       constexpr int kTile = decltype(tile)::value;
       const RouterGemvShape sh = router_gemv_shape(p, kTile);
+      const RouterGateArgs g = gate_args(p, b);
       const auto grid = static_cast<unsigned>(sh.items());
       auto* s = static_cast<hipStream_t>(stream);
-      if (fixup)
-        router_gemv_kernel<kW, kTile, true><<<grid, kRouterThreads, 0, s>>>(b.x, b.w, b.partials, b.logits, sh);
+      if (tail == GemvTail::gate)
+        router_gemv_kernel<kW, kTile, GemvTail::gate>
+            <<<grid, kRouterThreads, 0, s>>>(b.x, b.w, b.partials, b.logits, sh, g, b.topk_ids, b.topk_weights);
+      else if (tail == GemvTail::logits)
+        router_gemv_kernel<kW, kTile, GemvTail::logits>
+            <<<grid, kRouterThreads, 0, s>>>(b.x, b.w, b.partials, b.logits, sh, g, b.topk_ids, b.topk_weights);
       else
-        router_gemv_kernel<kW, kTile, false><<<grid, kRouterThreads, 0, s>>>(b.x, b.w, b.partials, b.logits, sh);
+        router_gemv_kernel<kW, kTile, GemvTail::none>
+            <<<grid, kRouterThreads, 0, s>>>(b.x, b.w, b.partials, b.logits, sh, g, b.topk_ids, b.topk_weights);
     });
   });
   gpu_check_launch("router_gemv_kernel");
@@ -84,11 +109,11 @@ void gemv_launch(const RouterParams& p, const RouterBuffers& b, bool fixup, void
 }  // namespace
 
 void router_gemv_launch(const RouterParams& p, const RouterBuffers& b, void* stream) {
-  gemv_launch(p, b, false, stream);
+  gemv_launch(p, b, GemvTail::none, stream);
 }
 
 void router_gemv_logits_launch(const RouterParams& p, const RouterBuffers& b, void* stream) {
-  gemv_launch(p, b, true, stream);
+  gemv_launch(p, b, GemvTail::logits, stream);
 }
 
 void router_reduce_launch(const RouterParams& p, const RouterBuffers& b, void* stream) {
@@ -111,6 +136,10 @@ void router_gate_partials_launch(const RouterParams& p, const RouterBuffers& b, 
 }
 
 void router_fused_launch(const RouterParams& p, const RouterBuffers& b, void* stream) {
+  if (p.rows <= kRouterReduceLaunchRows) {
+    gemv_launch(p, b, GemvTail::gate, stream);  // one launch: the last block gates every row
+    return;
+  }
   router_gemv_launch(p, b, stream);
   router_gate_partials_launch(p, b, stream);
 }

@@ -192,6 +192,28 @@ TEST(Fp8GemmGpu, PlainAndSmallMEqualTheCanonicalEmulationBitwise) {
   EXPECT_EQ(d.run(big, fp8_gemm_plain_launch, 0xFF), big.run(fp8_gemm_canonical_emu));
 }
 
+// The small-M kernel's mapping at the edges of its structure: every row tile (1, 2, 3, 4, 8, 16 and
+// the padded 5, 12), K of one chunk, K past one 24-chunk span with a partial second span (6400,
+// 12544), N not a multiple of its 8 columns per block; each run under two poisons (every output
+// written, the same bytes).
+TEST(Fp8GemmGpu, SmallMEqualsTheEmulationAtEveryRowTileAndSpan) {
+  FB_SKIP_WITHOUT_GPU();
+  struct Shape {
+    std::int64_t m, n, k;
+  };
+  for (const Shape s : {Shape{1, 9, 16}, Shape{2, 136, 6400}, Shape{3, 1536, 6144}, Shape{4, 137, 12544},
+                        Shape{5, 200, 6144}, Shape{12, 64, 6400}, Shape{16, 137, 12544}, Shape{8, 1536, 256}}) {
+    for (auto f : {Fp8Flavour::e4m3fn, Fp8Flavour::e4m3fnuz}) {
+      const Problem q(s.m, s.n, s.k, f, Distribution::normal, static_cast<std::uint64_t>(s.m * 7 + s.k));
+      DeviceProblem d(q);
+      const std::vector<std::uint16_t> want = q.run(fp8_gemm_canonical_emu);
+      const std::string what = "M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) + " K=" + std::to_string(s.k);
+      EXPECT_EQ(d.run(q, fp8_gemm_small_m_launch, 0xFF), want) << what;
+      EXPECT_EQ(d.run(q, fp8_gemm_small_m_launch, 0x00), want) << "second poison " << what;
+    }
+  }
+}
+
 TEST(Fp8GemmGpu, WgmmaWithinItsBoundsOfTheBlockedEmulationAtOddShapesAndRepeatsBitwise) {
   FB_SKIP_WITHOUT_GPU();
   if (const std::string why = fp8_gemm_wgmma_unavailable({64, 128, 128, Fp8Flavour::e4m3fn}); !why.empty())

@@ -14,6 +14,7 @@
 #include "core/device.hpp"
 #include "core/errors.hpp"
 #include "core/inputs.hpp"
+#include "kernels/fp8_gemm/fp8_gemm_inputs.hpp"
 #include "kernels/router/decode_router.hpp"
 #include "kernels/router/router.hpp"
 #include "kernels/router/router_inputs.hpp"
@@ -240,6 +241,18 @@ TEST(Router, BadShapesAreInputErrors) {
   f4.router = params(17, 6144, 1);
   f4.buf_cols = 64;
   EXPECT_THROW(decode_router_validate(f4), InputError);
+  // F4's shared GEMM (F8): its rows are the router's tokens, K a multiple of 16, e4m3fn only.
+  f4.router = params(3, 6144, 1);
+  f4.shared = Fp8GemmParams{3, 1536, 6144, Fp8Flavour::e4m3fn};
+  EXPECT_NO_THROW(decode_router_validate(f4));
+  f4.shared.rows = 4;
+  EXPECT_THROW(decode_router_validate(f4), InputError);
+  f4.shared.rows = 3;
+  f4.shared.depth = 6150;
+  EXPECT_THROW(decode_router_validate(f4), InputError);
+  f4.shared.depth = 6144;
+  f4.shared.flavour = Fp8Flavour::e4m3fnuz;
+  EXPECT_THROW(decode_router_validate(f4), InputError);
 }
 
 // ---- F3 and F4 emulations ----
@@ -442,7 +455,9 @@ TEST(RouterSwiglu, GpuFusedAndChainEqualTheEmulationBitwise) {
 }
 
 // The one launch at grid sizes that do not divide its work items (16 S items for E = 128), one
-// block included, several launches in a row (the ticket counter resets itself), and the chain.
+// block included, several launches in a row (the ticket counter resets itself), and the chain;
+// with F8's blocks beside the router's (N = 1536 or an odd 136 columns: a partial last block;
+// none at S = 8, T = 1), its bf16 output against the canonical emulation.
 TEST(DecodeRouter, GpuEqualsTheEmulationAtEveryGridSize) {
   FB_SKIP_WITHOUT_GPU();
   void* stream = gpu::create_stream();
@@ -451,12 +466,25 @@ TEST(DecodeRouter, GpuEqualsTheEmulationAtEveryGridSize) {
       DecodeRouterParams p;
       p.router = params(tokens, 6144, split);
       p.buf_cols = 6144;
+      const std::int64_t n = tokens == 1 && split == 8 ? 0 : (split == 4 ? 136 : 1536);
+      p.shared = Fp8GemmParams{tokens, n, 6144, Fp8Flavour::e4m3fn};
+      decode_router_validate(p);
+      std::vector<std::uint8_t> fa(static_cast<std::size_t>(tokens * 6144)), fb(static_cast<std::size_t>(n * 6144));
+      std::vector<float> fas(static_cast<std::size_t>(tokens)), fbs(static_cast<std::size_t>(n));
+      std::vector<std::uint16_t> fc(static_cast<std::size_t>(tokens * n), 0xFFFF);
+      fill_fp8_operand(fa.data(), tokens, 6144, Distribution::normal, Fp8Flavour::e4m3fn, 90 + tokens, 0);
+      fill_fp8_operand(fb.data(), n, 6144, Distribution::normal, Fp8Flavour::e4m3fn, 90 + tokens, 2);
+      fill_fp8_scales(fas.data(), tokens, 90 + tokens, 1);
+      fill_fp8_scales(fbs.data(), n, 90 + tokens, 3);
       const MoeSortMxfp4Params s = p.sort();
       RouterData want(p.router, tokens == 16 ? Distribution::edge : Distribution::normal, 70 + tokens);
       SortData sw(s);
       DecodeRouterBuffers wb{want.buffers()};
       sw.attach(wb);
+      wb.shared = {fa.data(), fas.data(), fb.data(), fbs.data(), fc.data()};
       decode_router_chain_emu(p, wb);
+      DeviceCopy da = device_of(fa), das = device_of(fas), dbw = device_of(fb.empty() ? std::vector<std::uint8_t>(16) : fb),
+                 dbs = device_of(fbs.empty() ? std::vector<float>(1) : fbs);
       const std::int64_t valid = sw.num_valid[0];
       for (int grid : {0, 1, 3, 7, 13, 100, 1000}) {
         for (int repeat = 0; repeat < 2; ++repeat) {
@@ -468,9 +496,13 @@ TEST(DecodeRouter, GpuEqualsTheEmulationAtEveryGridSize) {
                      num_valid = device_of(std::vector<std::int32_t>(2, -1)),
                      moe_buf = device_of(std::vector<std::uint16_t>(sw.moe_buf.size(), 0x7FC0)),
                      counts = device_of(sw.counts), info = device_of(sw.info);
+          DeviceCopy dc = device_of(std::vector<std::uint16_t>(std::max<std::size_t>(fc.size(), 1), 0x7FC1));
+          const Fp8GemmBuffers shared{da.get<const std::uint8_t>(), das.get<const float>(), dbw.get<const std::uint8_t>(),
+                                      dbs.get<const float>(), dc.get<std::uint16_t>()};
           DecodeRouterBuffers b{dev.buffers(),          sorted_ids.get<std::int32_t>(), sorted_w.get<float>(),
                                 expert_ids.get<std::int32_t>(), num_valid.get<std::int32_t>(),
-                                moe_buf.get<std::uint16_t>(),   counts.get<std::int32_t>(), info.get<std::int32_t>()};
+                                moe_buf.get<std::uint16_t>(),   counts.get<std::int32_t>(), info.get<std::int32_t>(),
+                                shared};
           const bool chain = grid == 1000;  // the chain once per shape
           (chain ? decode_router_chain_launch : decode_router_fused_launch)(p, b, stream);
           gpu::synchronize(stream);
@@ -485,6 +517,9 @@ TEST(DecodeRouter, GpuEqualsTheEmulationAtEveryGridSize) {
           EXPECT_EQ(std::memcmp(got_w.data(), sw.sorted_weights.data(), static_cast<std::size_t>(valid) * 4), 0) << where;
           EXPECT_TRUE(std::equal(got_e.begin(), got_e.begin() + valid / s.block, sw.expert_ids.begin())) << where;
           EXPECT_EQ(moe_buf.download<std::uint16_t>(), sw.moe_buf) << where;
+          if (n > 0) {
+            EXPECT_EQ(dc.download<std::uint16_t>(), fc) << "F8 output, N=" << n << " " << where;
+          }
         }
       }
     }
