@@ -2,13 +2,15 @@
 //
 //   fp8_gemm_blockscale/gemm  A 1x128, B 128x128 scales, S slices    variants plain (memset, then the
 //                                                                     CUDA-core kernel), wgmma (memset,
-//                                                                     then the sm_90a kernel)
+//                                                                     then the sm_90a kernel), vendor
+//                                                                     (cuBLASLt VEC128 x BLK128x128,
+//                                                                     C only; S = 1 points)
 //   fp8_gemm_blockscale/f7    RMSNorm -> fp8 1x128 -> the GEMM        variants memset (norm, memset,
 //                                                                     GEMM), prezeroed (the norm zeroes
 //                                                                     acc as a side job, then GEMM)
 // Claims: plain = its emulation bitwise; wgmma vs plain and vs the blocked emulation within the
-// derived relative-L2 bound; prezeroed = memset bitwise (every output); every C within the fp64
-// budget of reference/fp8_gemm_ref.hpp.
+// derived relative-L2 bound; wgmma vs vendor within the same bound (on C); prezeroed =
+// memset bitwise (every output); every C within the fp64 budget of reference/fp8_gemm_ref.hpp.
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale_cases.hpp"
 
 #include <cstring>
@@ -21,6 +23,7 @@
 #include "kernels/fp8_gemm/fp8_gemm_cpu_limit.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_inputs.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale.hpp"
+#include "kernels/fp8_gemm_blockscale/fp8_blockscale_vendor.hpp"
 #include "kernels/rmsnorm_fp8/rmsnorm_fp8.hpp"
 #include "reference/fp8_gemm_ref.hpp"
 
@@ -105,7 +108,7 @@ Work gemm_work(const Fp8BlockscaleParams& p, std::int64_t extra_read, std::int64
 
 // ---------------------------------------------------------------- fp8_gemm_blockscale/gemm
 
-enum GemmVariant : VariantId { kPlain = 0, kWgmma = 1 };
+enum GemmVariant : VariantId { kPlain = 0, kWgmma = 1, kVendor = 2 };
 
 class BlockscaleGemmInstance final : public CaseInstance {
  public:
@@ -115,13 +118,21 @@ class BlockscaleGemmInstance final : public CaseInstance {
     const DType q = fp8_dtype(p_.flavour);
     TensorSpec b{"b", q, {{"N", p_.cols}, {"K", p_.depth}}};
     TensorSpec bs{"b_scale", DType::f32, {{"NB", p_.n_blocks()}, {"KB", p_.k_blocks()}}};
-    b.weight = bs.weight = true;
-    return {{"a", q, {{"M", p_.rows}, {"K", p_.depth}}}, {"a_scale", DType::f32, {{"M", p_.rows}, {"KB", p_.k_blocks()}}}, b, bs};
+    // The same weight scales in the layout cuBLASLt documents (rows padded to a multiple of 4 K
+    // blocks): read by the vendor variant only, prepared with the weights (untimed).
+    TensorSpec bs_lt{"b_scale_lt", DType::f32, {{"NB", p_.n_blocks()}, {"L4", blockscale_vendor_scale_row(p_.k_blocks())}}};
+    b.weight = bs.weight = bs_lt.weight = true;
+    return {{"a", q, {{"M", p_.rows}, {"K", p_.depth}}},
+            {"a_scale", DType::f32, {{"M", p_.rows}, {"KB", p_.k_blocks()}}},
+            b,
+            bs,
+            bs_lt};
   }
   std::vector<TensorSpec> outputs() const override {
     return {{"c", DType::bf16, {{"M", p_.rows}, {"N", p_.cols}}}, {"acc", DType::f32, {{"M", p_.rows}, {"N", p_.cols}}}};
   }
-  std::vector<TensorSpec> workspace(VariantId) const override {
+  std::vector<TensorSpec> workspace(VariantId v) const override {
+    if (v == kVendor) return {{"a_scale_k_major", DType::f32, {{"KB", p_.k_blocks()}, {"M", p_.rows}}}};
     return {{"tickets", DType::i32, {{"T", p_.tickets()}}}};
   }
   void generate(std::uint64_t seed, HostTensors& in) const override {
@@ -133,6 +144,7 @@ class BlockscaleGemmInstance final : public CaseInstance {
     fill_fp8_operand(in[2].data<std::uint8_t>(), p_.cols, p_.depth, dist_ == Distribution::nan ? Distribution::normal : dist_,
                      p_.flavour, seed, 2);
     fill_fp8_scales(in[3].data<float>(), p_.n_blocks() * p_.k_blocks(), seed, 3);
+    fp8_blockscale_vendor_pad_weight_scales(p_, in[3].data<float>(), in[4].data<float>());
   }
   std::string distribution_text() const override {
     return dist_ == Distribution::edge ? std::string(kFp8GemmEdgeText) : fb::distribution_text(dist_);
@@ -140,6 +152,15 @@ class BlockscaleGemmInstance final : public CaseInstance {
 
   void run(VariantId v, const ExecContext& ctx, const TensorPointers& in, const TensorPointers& out,
            const TensorPointers& ws) const override {
+    if (v == kVendor) {
+      // No emulation (a vendor library): skipped on the CPU backend by variant_skip_reason.
+      if (ctx.backend == Backend::cpu) throw InputError("the vendor variant has no CPU emulation");
+      const Fp8BlockscaleVendorBuffers vb{in.get<const std::uint8_t>(0), in.get<const float>(1),
+                                          in.get<const std::uint8_t>(2), in.get<const float>(4),
+                                          ws.get<float>(0),              out.get<std::uint16_t>(0)};
+      fp8_blockscale_vendor_launch(p_, vb, ctx.stream);
+      return;
+    }
     const Fp8BlockscaleBuffers b{in.get<const std::uint8_t>(0), in.get<const float>(1), in.get<const std::uint8_t>(2),
                                  in.get<const float>(3), out.get<float>(1), out.get<std::uint16_t>(0),
                                  ws.get<std::uint32_t>(0)};
@@ -158,6 +179,7 @@ class BlockscaleGemmInstance final : public CaseInstance {
   Work work(VariantId) const override { return gemm_work(p_, 0, 0); }
 
   std::string variant_skip_reason(VariantId v, Backend backend) const override {
+    if (v == kVendor) return vendor_skip_reason(backend);
     if (v != kWgmma) return {};
     if (p_.flavour != Fp8Flavour::e4m3fn) return "wgmma takes OCP e4m3 only (fp8=e4m3fnuz)";
     if (p_.depth > kBoundDepth) return fmt::format("the wgmma claims are derived for K <= {} (K={})", kBoundDepth, p_.depth);
@@ -209,6 +231,14 @@ class BlockscaleGemmInstance final : public CaseInstance {
   }
 #endif
 
+  std::string vendor_skip_reason(Backend backend) const {
+    if (backend == Backend::cpu) return "a vendor library runs on the GPU only (no emulation)";
+    if (p_.flavour != Fp8Flavour::e4m3fn) return "cuBLASLt takes OCP e4m3 only (fp8=e4m3fnuz)";
+    if (p_.slices != 1) return "cuBLASLt splits K its own way: the vendor runs the S=1 points only";
+    if (p_.depth > kBoundDepth) return fmt::format("the vendor claims are derived for K <= {} (K={})", kBoundDepth, p_.depth);
+    return fp8_blockscale_vendor_unavailable(p_);
+  }
+
   Fp8BlockscaleParams p_;
   Distribution dist_;
 };
@@ -243,8 +273,21 @@ KernelCase make_gemm_case() {
   wgmma.emulation = matrix_unit_claim();
   wgmma.emulation_note = "the matrix unit's fp8 accumulation is not IEEE fp32: emulated with each block partial exact, "
                          "rounded once";
-  c.variants = {plain, wgmma};
-  c.pairs = {{"wgmma", "plain", matrix_unit_claim(), {"c"}}};
+  VariantSpec vendor;
+  vendor.name = "vendor";
+  vendor.summary = "cuBLASLt block scaling (VEC128_32F x BLK128x128_32F, sm_90): the activation scales' transpose, "
+                   "then one cublasLtMatmul writing C (no acc)";
+  vendor.launches = 2;
+  vendor.has_emulation = false;
+  // A reference of the pairs only (it writes no acc, so it is not rerun): repeatability is not claimed.
+  vendor.deterministic = false;
+  vendor.emulation_note = "a vendor library: checked against fp64 (matrix-unit budget) and against our variants only";
+  c.variants = {plain, wgmma, vendor};
+  // The vendor writes C only; it is the reference of its pair, so the checks that cover every
+  // output of a pair's subject (repeat, unwritten) never look at the acc it does not write. Its
+  // pair is with wgmma (the speed peer: bench reports vendor time / wgmma time); plain stays a
+  // reference only, so the CPU backend reruns nothing more than before.
+  c.pairs = {{"wgmma", "plain", matrix_unit_claim(), {"c"}}, {"wgmma", "vendor", matrix_unit_claim(), {"c"}}};
   c.axes = gemm_axes(true, 2304, 1);
   c.make = [](const Point& pt) -> std::unique_ptr<CaseInstance> {
     return std::make_unique<BlockscaleGemmInstance>(read_params(pt, true), distribution_of(pt));
