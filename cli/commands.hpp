@@ -17,5 +17,6 @@ Command setup_list(CLI::App& app);
 Command setup_verify(CLI::App& app);
 Command setup_bench(CLI::App& app);
 Command setup_compare(CLI::App& app);
+Command setup_ablate(CLI::App& app);
 
 }  // namespace fb

@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
       "Exit codes: 0 all passed; 1 a check failed; 2 bad input or usage; 3 device or runtime error.\n"
       "Run 'fusebench <command> --help' for a command's options and examples.");
   const fb::Command commands[] = {fb::setup_list(app), fb::setup_verify(app), fb::setup_bench(app),
-                                  fb::setup_compare(app)};
+                                  fb::setup_compare(app), fb::setup_ablate(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
