@@ -23,5 +23,6 @@ Command setup_merge(CLI::App& app);
 
 // compare --merge and merge --stats: the statistics across reports, printed and written.
 int run_merge_stats(const std::vector<std::string>& paths, const std::string& json_path, const std::string& markdown_path);
+Command setup_ablate(CLI::App& app);
 
 }  // namespace fb

@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
       "4 (compare) no regression but some ambiguous verdict.\n"
       "Run 'fusebench <command> --help' for a command's options and examples.");
   const fb::Command commands[] = {fb::setup_list(app), fb::setup_verify(app), fb::setup_bench(app),
-                                  fb::setup_compare(app), fb::setup_merge(app)};
+                                  fb::setup_compare(app), fb::setup_merge(app), fb::setup_ablate(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -167,11 +167,11 @@ Scenario parse_scenario(const std::string& text, const std::string& path, const 
   Json doc = parse_json_checked(text, path);
   if (!doc.is_object()) reject(path, "(top level)", "a scenario is a JSON object");
   static const std::set<std::string> known{"fusebench_scenario", "name", "description", "model",
-                                           "workloads",          "defaults", "cases"};
+                                           "workloads",          "defaults", "cases", "ablation"};
   for (const auto& [key, value] : doc.items())
     if (!known.count(key))
       reject(path, key_text(key),
-             "unknown key (known: fusebench_scenario, name, description, model, workloads, defaults, cases)");
+             "unknown key (known: fusebench_scenario, name, description, model, workloads, defaults, cases, ablation)");
   if (!doc.contains("fusebench_scenario") || doc["fusebench_scenario"] != 1)
     reject(path, "fusebench_scenario", "must be 1 (the scenario format version this build reads)");
 
@@ -197,6 +197,7 @@ Scenario parse_scenario(const std::string& text, const std::string& path, const 
     if (doc.contains(key)) check_notes(doc[key], path, key, 0, note_values);
   if (doc.contains("model")) s.model = doc["model"];
   if (doc.contains("workloads")) s.workloads = doc["workloads"];
+  if (doc.contains("ablation")) s.ablation = parse_ablation_section(doc["ablation"], s.model, path);
   const Json defaults = doc.value("defaults", Json::object());
   for (const auto& item : defaults.items()) {
     const std::string& axis = item.key();  // not a structured binding: clang 14 cannot capture those

@@ -26,11 +26,13 @@
 
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "core/ablation_section.hpp"
 #include "core/registry.hpp"
 
 namespace fb {
@@ -53,6 +55,7 @@ struct Scenario {
   nlohmann::ordered_json model = nlohmann::ordered_json::object();
   nlohmann::ordered_json workloads = nlohmann::ordered_json::object();
   std::vector<ScenarioPoint> points;
+  std::optional<AblationSection> ablation;  // `fusebench ablate`'s layer and points, when given
 };
 
 // "m31-flash-tp4" -> <scenarios dir>/m31-flash-tp4.json; a path with a '/' or ".json" is used as is.

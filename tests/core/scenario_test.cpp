@@ -55,7 +55,7 @@ TEST(Scenario, RejectsMalformedJsonWithPosition) {
 
 TEST(Scenario, RejectsUnknownKeysAxesAndCases) {
   EXPECT_EQ(error_of(R"({"fusebench_scenario": 1, "name": "t", "cases": {"test/doubling": {}}, "extra": 1})"),
-            "s.json: extra: unknown key (known: fusebench_scenario, name, description, model, workloads, defaults, cases)");
+            "s.json: extra: unknown key (known: fusebench_scenario, name, description, model, workloads, defaults, cases, ablation)");
   EXPECT_EQ(error_of(R"({"fusebench_scenario": 1, "name": "t", "cases": {"test/doubling": [{"M": 2}]}})"),
             "s.json: cases.test/doubling[0].M: unknown axis of test/doubling (axes: N)");
   EXPECT_EQ(error_of(R"({"fusebench_scenario": 1, "name": "t", "cases": {"test/halving": {}}})"),
