@@ -61,6 +61,12 @@ class AllreduceRankGroup {
   // (outputs poisoned with NaN bytes first). Throws DeviceError when a rank fails or times out.
   std::vector<std::uint16_t> run(const AllreduceParams& p, const std::vector<std::uint16_t>& x);
 
+  // Graph mode, as a serving engine replays decode steps: `calls` back-to-back calls captured into
+  // one graph per rank (the inputs as the last run() left them), every rank's thread released
+  // together, each graph replayed `replays` times between events on its own stream. Returns the
+  // slowest rank's device time per call, in microseconds. Throws DeviceError as run() does.
+  double time_graph_us(const AllreduceParams& p, int calls, int replays);
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
