@@ -154,7 +154,8 @@ struct AllreduceRankGroup::Impl {
     if (p.variant == AllreduceVariant::vendor && !vendor_reason.empty()) throw DeviceError("allreduce vendor: " + vendor_reason);
   }
 
-  // One call on every rank's stream: our kernels, or the vendor's grouped calls. Not synchronized.
+  // One call on every rank's stream, issued from this thread (graph capture takes every stream at
+  // once): our kernels, or the vendor's grouped calls. Not synchronized.
   void issue(const AllreduceParams& p) {
     if (p.variant == AllreduceVariant::vendor) {
 #if FUSEBENCH_HAS_NCCL
@@ -289,7 +290,12 @@ std::vector<std::uint16_t> AllreduceRankGroup::run(const AllreduceParams& p, con
     gpu_check(hipMemsetAsync(b.out, 0xFF, static_cast<std::size_t>(n * kBytesPerElement), b.stream), "poison out");
     gpu_check(hipStreamSynchronize(b.stream), "poison out");
   });
-  g.issue(p);
+  if (p.variant == AllreduceVariant::vendor) {
+    g.issue(p);
+  } else {
+    // Each rank's thread launches its own kernel; the kernels then meet at their barriers.
+    g.on_every_rank("launch", [&](int r) { allreduce_rank_launch(p, g.view(r), g.barrier(r), g.rank[r].blocks, g.rank[r].stream); });
+  }
   g.on_every_rank("run", [&](int r) {
     RankBuffers& b = g.rank[r];
     gpu_check(hipStreamSynchronize(b.stream), "allreduce kernel");
