@@ -294,7 +294,9 @@ std::vector<std::uint16_t> AllreduceRankGroup::run(const AllreduceParams& p, con
     g.issue(p);
   } else {
     // Each rank's thread launches its own kernel; the kernels then meet at their barriers.
-    g.on_every_rank("launch", [&](int r) { allreduce_rank_launch(p, g.view(r), g.barrier(r), g.rank[r].blocks, g.rank[r].stream); });
+    g.on_every_rank("launch", [&](int r) {
+      if (r != g.options.absent_rank) allreduce_rank_launch(p, g.view(r), g.barrier(r), g.rank[r].blocks, g.rank[r].stream);
+    });
   }
   g.on_every_rank("run", [&](int r) {
     RankBuffers& b = g.rank[r];

@@ -43,6 +43,9 @@ int allreduce_device_count();
 
 struct AllreduceRankOptions {
   double timeout_s = 10.0;  // a barrier or a rank's thread waiting longer ends the run (DeviceError)
+  // Fault injection for the tests: this rank launches nothing in run(), as a rank that died would,
+  // so its peers' barriers must time out and the run must end with a DeviceError (-1: none).
+  int absent_rank = -1;
 };
 
 // Ranks 0..R-1 on devices 0..R-1, buffers for up to `max_elements` per rank.

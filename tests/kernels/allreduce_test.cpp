@@ -244,5 +244,26 @@ TEST(AllreduceGpu, RealRanksEqualTheEmulationBitwise) {
 #endif
 }
 
+TEST(AllreduceGpu, ARankThatNeverArrivesEndsTheRunWithADeviceError) {
+#if FUSEBENCH_HAS_GPU
+  const int devices = allreduce_device_count();
+  if (devices < 2) GTEST_SKIP() << "real ranks need >= 2 GPUs; " << devices << " visible";
+  AllreduceRankOptions o;
+  o.timeout_s = 0.5;
+  o.absent_rank = 1;
+  AllreduceRankGroup group(2, 6144, o);
+  const AllreduceParams p = params(2, 1, 6144, AllreduceVariant::two_shot);
+  try {
+    group.run(p, inputs(p, Distribution::normal, 1));
+    ADD_FAILURE() << "rank 1 never launched, yet the run returned";
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("timed out"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("rank 1"), std::string::npos) << e.what();
+  }
+#else
+  GTEST_SKIP() << "a CPU-only build has no real ranks";
+#endif
+}
+
 }  // namespace
 }  // namespace fb
