@@ -1,7 +1,10 @@
 // Real ranks on one host (allreduce_ranks.hpp): devices, peer access, peer-mapped buffers, one
 // thread per GPU, timeouts on every wait, and the vendor communicator (NCCL / RCCL where built).
+#include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <future>
+#include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -40,8 +43,29 @@ struct RankBuffers {
   std::uint8_t* gather = nullptr;
   float* gather_scales = nullptr;
   AllreduceSignals* signals = nullptr;
-  int blocks = 1;            // resident at once: at most one block per multiprocessor here
+  int blocks = 1;            // the same on every rank, at most one per multiprocessor: all resident at once
   long long clock_khz = 0;
+};
+
+// Every rank's thread waits here until all have arrived, or throws after the timeout.
+class HostRendezvous {
+ public:
+  HostRendezvous(int parties, double timeout_s) : parties_(parties), timeout_s_(timeout_s) {}
+  void arrive_and_wait(int rank) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (++arrived_ == parties_) {
+      cv_.notify_all();
+      return;
+    }
+    if (!cv_.wait_for(lock, std::chrono::duration<double>(timeout_s_), [this] { return arrived_ >= parties_; }))
+      throw DeviceError(fmt::format("rank {} waited {:.1f} s for the other ranks at the host barrier", rank, timeout_s_));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  int parties_ = 0, arrived_ = 0;
+  double timeout_s_ = 0.0;
 };
 
 template <class T>
@@ -122,6 +146,43 @@ struct AllreduceRankGroup::Impl {
     return v;
   }
 
+  void check_call(const AllreduceParams& p, const std::vector<std::uint16_t>* x) const {
+    if (p.ranks != ranks) throw InputError(fmt::format("allreduce: a {}-rank call on a {}-rank group", p.ranks, ranks));
+    if (p.elements() > max_elements)
+      throw InputError(fmt::format("allreduce: {} elements per rank, the group holds {}", p.elements(), max_elements));
+    if (x && static_cast<std::int64_t>(x->size()) != ranks * p.elements()) throw InputError("allreduce: inputs are not [R][n]");
+    if (p.variant == AllreduceVariant::vendor && !vendor_reason.empty()) throw DeviceError("allreduce vendor: " + vendor_reason);
+  }
+
+  // One call on every rank's stream, issued from this thread (graph capture takes every stream at
+  // once): our kernels, or the vendor's grouped calls. Not synchronized.
+  void issue(const AllreduceParams& p) {
+    if (p.variant == AllreduceVariant::vendor) {
+#if FUSEBENCH_HAS_NCCL
+      // One thread issues every rank's call inside a group, as ncclCommInitAll's communicators expect.
+      ncclGroupStart();
+      for (int r = 0; r < ranks; ++r)
+        ncclAllReduce(rank[r].x, rank[r].out, static_cast<std::size_t>(p.elements()), ncclBfloat16, ncclSum, comms[r],
+                      rank[r].stream);
+      if (const ncclResult_t e = ncclGroupEnd(); e != ncclSuccess)
+        throw DeviceError(std::string("ncclAllReduce: ") + ncclGetErrorString(e));
+#endif
+      return;
+    }
+    for (int r = 0; r < ranks; ++r) {
+      gpu_check(hipSetDevice(r), "hipSetDevice");
+      allreduce_rank_launch(p, view(r), barrier(r), rank[r].blocks, rank[r].stream);
+    }
+  }
+
+  // After a rank's stream finished: its barrier error word (a timeout), as a DeviceError.
+  void check_barrier_word(int r) const {
+    std::uint32_t error = 0;
+    gpu_check(hipMemcpy(&error, &rank[r].signals->error, sizeof(error), hipMemcpyDeviceToHost), "hipMemcpy error word");
+    if (error != 0)
+      throw DeviceError(fmt::format("a barrier timed out after {:.1f} s waiting for rank {}", options.timeout_s, error - 1));
+  }
+
   AllreduceBarrierArgs barrier(int r) const {
     AllreduceBarrierArgs b;
     for (int p = 0; p < ranks; ++p) b.signals[p] = rank[p].signals;
@@ -177,7 +238,11 @@ AllreduceRankGroup::AllreduceRankGroup(int ranks, std::int64_t max_elements, All
     b.blocks = sms < kAllreduceMaxBlocks ? sms : kAllreduceMaxBlocks;
     b.clock_khz = clock > 0 ? clock : 2000000;
   }
+  // Every rank must launch the same blocks: block b waits for block b of every peer.
+  int blocks = kAllreduceMaxBlocks;
+  for (const RankBuffers& b : g.rank) blocks = std::min(blocks, b.blocks);
   for (int r = 0; r < ranks; ++r) {
+    g.rank[r].blocks = blocks;
     gpu_check(hipSetDevice(r), "hipSetDevice");
     gpu_check(hipDeviceSynchronize(), "allreduce set-up");
   }
@@ -215,12 +280,8 @@ std::string AllreduceRankGroup::vendor_unavailable() const { return impl_->vendo
 
 std::vector<std::uint16_t> AllreduceRankGroup::run(const AllreduceParams& p, const std::vector<std::uint16_t>& x) {
   Impl& g = *impl_;
+  g.check_call(p, &x);
   const std::int64_t n = p.elements();
-  if (p.ranks != g.ranks) throw InputError(fmt::format("allreduce: a {}-rank call on a {}-rank group", p.ranks, g.ranks));
-  if (n > g.max_elements) throw InputError(fmt::format("allreduce: {} elements per rank, the group holds {}", n, g.max_elements));
-  if (static_cast<std::int64_t>(x.size()) != g.ranks * n) throw InputError("allreduce: inputs are not [R][n]");
-  if (p.variant == AllreduceVariant::vendor && !g.vendor_reason.empty()) throw DeviceError("allreduce vendor: " + g.vendor_reason);
-
   std::vector<std::uint16_t> out(x.size());
   g.on_every_rank("upload", [&](int r) {
     RankBuffers& b = g.rank[r];
@@ -230,32 +291,77 @@ std::vector<std::uint16_t> AllreduceRankGroup::run(const AllreduceParams& p, con
     gpu_check(hipStreamSynchronize(b.stream), "poison out");
   });
   if (p.variant == AllreduceVariant::vendor) {
-#if FUSEBENCH_HAS_NCCL
-    // One thread issues every rank's call inside a group, as ncclCommInitAll's communicators expect.
-    ncclGroupStart();
-    for (int r = 0; r < g.ranks; ++r)
-      ncclAllReduce(g.rank[r].x, g.rank[r].out, static_cast<std::size_t>(n), ncclBfloat16, ncclSum, g.comms[r],
-                    g.rank[r].stream);
-    if (const ncclResult_t e = ncclGroupEnd(); e != ncclSuccess)
-      throw DeviceError(std::string("ncclAllReduce: ") + ncclGetErrorString(e));
-#endif
+    g.issue(p);
   } else {
+    // Each rank's thread launches its own kernel; the kernels then meet at their barriers.
     g.on_every_rank("launch", [&](int r) {
-      allreduce_rank_launch(p, g.view(r), g.barrier(r), g.rank[r].blocks, g.rank[r].stream);
+      if (r != g.options.absent_rank) allreduce_rank_launch(p, g.view(r), g.barrier(r), g.rank[r].blocks, g.rank[r].stream);
     });
   }
   g.on_every_rank("run", [&](int r) {
     RankBuffers& b = g.rank[r];
     gpu_check(hipStreamSynchronize(b.stream), "allreduce kernel");
-    std::uint32_t error = 0;
-    gpu_check(hipMemcpy(&error, &b.signals->error, sizeof(error), hipMemcpyDeviceToHost), "hipMemcpy error word");
-    if (error != 0)
-      throw DeviceError(fmt::format("a barrier timed out after {:.1f} s waiting for rank {}", g.options.timeout_s,
-                                    error - 1));
+    g.check_barrier_word(r);
     gpu_check(hipMemcpy(out.data() + r * n, b.out, static_cast<std::size_t>(n * kBytesPerElement), hipMemcpyDeviceToHost),
               "hipMemcpy out");
   });
   return out;
+}
+
+double AllreduceRankGroup::time_graph_us(const AllreduceParams& p, int calls, int replays) {
+  Impl& g = *impl_;
+  g.check_call(p, nullptr);
+  if (calls < 1 || replays < 1) throw InputError("allreduce: time_graph_us needs calls >= 1 and replays >= 1");
+  std::vector<hipGraphExec_t> exec(static_cast<std::size_t>(g.ranks), nullptr);
+  std::vector<hipGraph_t> graph(static_cast<std::size_t>(g.ranks), nullptr);
+  auto release = [&] {
+    for (int r = 0; r < g.ranks; ++r) {
+      (void)hipSetDevice(r);
+      if (exec[r]) (void)hipGraphExecDestroy(exec[r]);
+      if (graph[r]) (void)hipGraphDestroy(graph[r]);
+    }
+  };
+  try {
+    // Capture every rank's stream at once (nothing runs while capturing, so no barrier waits).
+    for (int r = 0; r < g.ranks; ++r) {
+      gpu_check(hipSetDevice(r), "hipSetDevice");
+      gpu_check(hipStreamBeginCapture(g.rank[r].stream, hipStreamCaptureModeRelaxed), "hipStreamBeginCapture");
+    }
+    for (int c = 0; c < calls; ++c) g.issue(p);
+    for (int r = 0; r < g.ranks; ++r) {
+      gpu_check(hipSetDevice(r), "hipSetDevice");
+      gpu_check(hipStreamEndCapture(g.rank[r].stream, &graph[r]), "hipStreamEndCapture");
+      gpu_check(hipGraphInstantiateWithFlags(&exec[r], graph[r], 0), "hipGraphInstantiateWithFlags");
+    }
+    std::vector<double> us(static_cast<std::size_t>(g.ranks), 0.0);
+    for (int round = 0; round < 2; ++round) {  // round 0 warms up
+      HostRendezvous together(g.ranks, g.options.timeout_s);
+      g.on_every_rank("graph replay", [&](int r) {
+        RankBuffers& b = g.rank[r];
+        hipEvent_t start = nullptr, stop = nullptr;
+        gpu_check(hipEventCreate(&start), "hipEventCreate");
+        gpu_check(hipEventCreate(&stop), "hipEventCreate");
+        together.arrive_and_wait(r);
+        gpu_check(hipEventRecord(start, b.stream), "hipEventRecord");
+        for (int i = 0; i < replays; ++i) gpu_check(hipGraphLaunch(exec[r], b.stream), "hipGraphLaunch");
+        gpu_check(hipEventRecord(stop, b.stream), "hipEventRecord");
+        const hipError_t synced = hipStreamSynchronize(b.stream);
+        float ms = 0.0f;
+        const hipError_t timed = hipEventElapsedTime(&ms, start, stop);
+        (void)hipEventDestroy(start);
+        (void)hipEventDestroy(stop);
+        gpu_check(synced, "allreduce graph replay");
+        gpu_check(timed, "hipEventElapsedTime");
+        g.check_barrier_word(r);
+        us[r] = 1000.0 * ms / (static_cast<double>(replays) * calls);
+      });
+    }
+    release();
+    return *std::max_element(us.begin(), us.end());
+  } catch (...) {
+    release();
+    throw;
+  }
 }
 
 }  // namespace fb

@@ -43,6 +43,9 @@ int allreduce_device_count();
 
 struct AllreduceRankOptions {
   double timeout_s = 10.0;  // a barrier or a rank's thread waiting longer ends the run (DeviceError)
+  // Fault injection for the tests: this rank launches nothing in run(), as a rank that died would,
+  // so its peers' barriers must time out and the run must end with a DeviceError (-1: none).
+  int absent_rank = -1;
 };
 
 // Ranks 0..R-1 on devices 0..R-1, buffers for up to `max_elements` per rank.
@@ -60,6 +63,12 @@ class AllreduceRankGroup {
   // Every rank's input, bf16 [R][n] with n = p.elements(); returns every rank's output [R][n]
   // (outputs poisoned with NaN bytes first). Throws DeviceError when a rank fails or times out.
   std::vector<std::uint16_t> run(const AllreduceParams& p, const std::vector<std::uint16_t>& x);
+
+  // Graph mode, as a serving engine replays decode steps: `calls` back-to-back calls captured into
+  // one graph per rank (the inputs as the last run() left them), every rank's thread released
+  // together, each graph replayed `replays` times between events on its own stream. Returns the
+  // slowest rank's device time per call, in microseconds. Throws DeviceError as run() does.
+  double time_graph_us(const AllreduceParams& p, int calls, int replays);
 
  private:
   struct Impl;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <vector>
 
 #include "core/inputs.hpp"
@@ -224,7 +225,41 @@ TEST(AllreduceGpu, RealRanksEqualTheEmulationBitwise) {
       const std::vector<std::uint16_t> x = inputs(pv, Distribution::outliers, 9);
       EXPECT_TRUE(derived_check_passes(pv, x, group.run(pv, x))) << "vendor M=" << rows << " H=" << hidden;
     }
+  // Graph replay keeps the result (the epochs advance inside the graph); its time is printed, not judged.
+  for (AllreduceVariant v : {AllreduceVariant::one_shot, AllreduceVariant::two_shot, AllreduceVariant::vendor}) {
+    if (v == AllreduceVariant::vendor && !group.vendor_unavailable().empty()) continue;
+    const AllreduceParams p = params(ranks, 3, 6144, v);
+    const std::vector<std::uint16_t> x = inputs(p, Distribution::normal, 21);
+    const std::vector<std::uint16_t> first = group.run(p, x);
+    const double us = group.time_graph_us(p, 8, 4);
+    EXPECT_GT(us, 0.0) << allreduce_variant_name(v);
+    std::printf("real ranks %d, M=3 H=6144, %s: %.2f us per call (graph replay)\n", ranks, allreduce_variant_name(v), us);
+    if (v != AllreduceVariant::vendor) {
+      EXPECT_EQ(group.run(p, x), first) << allreduce_variant_name(v) << " after replay";
+    }
+  }
   if (!group.vendor_unavailable().empty()) GTEST_SKIP() << "vendor variant: " << group.vendor_unavailable();
+#else
+  GTEST_SKIP() << "a CPU-only build has no real ranks";
+#endif
+}
+
+TEST(AllreduceGpu, ARankThatNeverArrivesEndsTheRunWithADeviceError) {
+#if FUSEBENCH_HAS_GPU
+  const int devices = allreduce_device_count();
+  if (devices < 2) GTEST_SKIP() << "real ranks need >= 2 GPUs; " << devices << " visible";
+  AllreduceRankOptions o;
+  o.timeout_s = 0.5;
+  o.absent_rank = 1;
+  AllreduceRankGroup group(2, 6144, o);
+  const AllreduceParams p = params(2, 1, 6144, AllreduceVariant::two_shot);
+  try {
+    group.run(p, inputs(p, Distribution::normal, 1));
+    ADD_FAILURE() << "rank 1 never launched, yet the run returned";
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("timed out"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("rank 1"), std::string::npos) << e.what();
+  }
 #else
   GTEST_SKIP() << "a CPU-only build has no real ranks";
 #endif
