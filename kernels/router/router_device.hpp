@@ -53,12 +53,15 @@ __device__ inline void router_load_weights(const void* w, std::int64_t at, float
 
 // One work item by a whole block: lane group g takes expert 8 eg + g, lane l virtual lane l of
 // every row of the tile; partials [S][M][E] of the tile's rows for slice s.
-// Mapping (not order): a lane issues the weight loads of kRouterGemvBatch chunks before it uses any
-// (S = 4 and 8 at K = 6144: every chunk of the lane at once), then each row's x loads of the batch
-// together (predicated, not branched, so the compiler can hoist them); the adds stay in chunk order.
+// Mapping (not order), kBatched: a lane issues the weight loads of kRouterGemvBatch chunks before it
+// uses any (S = 4 and 8 at K = 6144: every chunk of the lane at once), then each row's x loads of
+// the batch together (predicated, not branched, so the compiler can hoist them): the decode-size
+// GEMV and F4 (about 110-180 registers). Not kBatched: one chunk at a time with x loaded per row
+// inside the row test (about 60 registers): F3, whose other blocks run F2's producer and want its
+// occupancy (4 blocks of 256 per SM). The adds stay in chunk order either way.
 inline constexpr int kRouterGemvBatch = 6;
 
-template <RouterWeight kW, int kRowTile>
+template <RouterWeight kW, int kRowTile, bool kBatched = true>
 __device__ inline void router_gemv_item(const std::uint16_t* x, const void* w, float* partials,
                                         const RouterGemvShape& sh, int item) {
   const int eg = item % sh.expert_groups();
@@ -71,32 +74,49 @@ __device__ inline void router_gemv_item(const std::uint16_t* x, const void* w, f
   float acc[kRowTile];
 #pragma unroll
   for (int r = 0; r < kRowTile; ++r) acc[r] = 0.0f;
-  for (int c0 = lane; c0 < chunks; c0 += 32 * kRouterGemvBatch) {
-    float wv[kRouterGemvBatch][8];
+  if constexpr (!kBatched) {
+#pragma unroll 4  // several chunks' loads in flight per lane
+    for (int c = lane; c < chunks; c += 32) {
+      const std::int64_t k = k0 + static_cast<std::int64_t>(c) * 8;
+      float wv[8];
+      router_load_weights<kW>(w, static_cast<std::int64_t>(e) * sh.hidden + k, wv);
 #pragma unroll
-    for (int i = 0; i < kRouterGemvBatch; ++i) {
-      const int c = c0 + 32 * i;
-      if (c < chunks) {
-        router_load_weights<kW>(w, static_cast<std::int64_t>(e) * sh.hidden + k0 + static_cast<std::int64_t>(c) * 8, wv[i]);
-      } else {
+      for (int r = 0; r < kRowTile; ++r) {
+        if (r < rows) {
+          const Bf16x8 xv = load_bf16x8(x + static_cast<std::int64_t>(m0 + r) * sh.hidden + k);
 #pragma unroll
-        for (int j = 0; j < 8; ++j) wv[i][j] = 0.0f;
+          for (int j = 0; j < 8; ++j) acc[r] = acc[r] + bf16x8_element(xv, j) * wv[j];
+        }
       }
     }
-#pragma unroll
-    for (int r = 0; r < kRowTile; ++r) {
-      const std::uint16_t* xr = x + static_cast<std::int64_t>(m0 + (r < rows ? r : 0)) * sh.hidden + k0;
-      Bf16x8 xv[kRouterGemvBatch];
+  } else {
+    for (int c0 = lane; c0 < chunks; c0 += 32 * kRouterGemvBatch) {
+      float wv[kRouterGemvBatch][8];
 #pragma unroll
       for (int i = 0; i < kRouterGemvBatch; ++i) {
         const int c = c0 + 32 * i;
-        xv[i] = load_bf16x8(xr + static_cast<std::int64_t>(c < chunks ? c : 0) * 8);
+        if (c < chunks) {
+          router_load_weights<kW>(w, static_cast<std::int64_t>(e) * sh.hidden + k0 + static_cast<std::int64_t>(c) * 8, wv[i]);
+        } else {
+#pragma unroll
+          for (int j = 0; j < 8; ++j) wv[i][j] = 0.0f;
+        }
       }
 #pragma unroll
-      for (int i = 0; i < kRouterGemvBatch; ++i) {
-        if (c0 + 32 * i >= chunks) continue;
+      for (int r = 0; r < kRowTile; ++r) {
+        const std::uint16_t* xr = x + static_cast<std::int64_t>(m0 + (r < rows ? r : 0)) * sh.hidden + k0;
+        Bf16x8 xv[kRouterGemvBatch];
 #pragma unroll
-        for (int j = 0; j < 8; ++j) acc[r] = acc[r] + bf16x8_element(xv[i], j) * wv[i][j];
+        for (int i = 0; i < kRouterGemvBatch; ++i) {
+          const int c = c0 + 32 * i;
+          xv[i] = load_bf16x8(xr + static_cast<std::int64_t>(c < chunks ? c : 0) * 8);
+        }
+#pragma unroll
+        for (int i = 0; i < kRouterGemvBatch; ++i) {
+          if (c0 + 32 * i >= chunks) continue;
+#pragma unroll
+          for (int j = 0; j < 8; ++j) acc[r] = acc[r] + bf16x8_element(xv[i], j) * wv[i][j];
+        }
       }
     }
   }

@@ -22,7 +22,7 @@ __global__ __launch_bounds__(kRouterThreads) void router_swiglu_kernel(const std
                                                                        std::int64_t d) {
   const int router_blocks = sh.items();
   if (static_cast<int>(blockIdx.x) < router_blocks)
-    router_gemv_item<kW, kRowTile>(x, w, partials, sh, static_cast<int>(blockIdx.x));
+    router_gemv_item<kW, kRowTile, false>(x, w, partials, sh, static_cast<int>(blockIdx.x));  // lean: F2's occupancy
   else
     swiglu_fp8_rows<Format, true, true, kRowThreads, kRowCached, kPerToken>(gate_up, nullptr, dst, d,
                                                                             blockIdx.x - router_blocks);
