@@ -90,7 +90,8 @@ Command setup_bench(CLI::App& app) {
       "Examples:\n"
       "  fusebench bench --kernel 'fp8_quant/*' --where M=32768,K=6144 --backend gpu --json runs/f9.json\n"
       "  fusebench bench --kernel 'swiglu_fp8/*' --where T=3,d=768 --mode graph --backend gpu\n"
-      "  fusebench bench --scenario ci-quick --backend cpu --mode hot");
+      "  fusebench bench --scenario ci-quick --backend cpu --mode hot\n"
+      "  CUDA_VISIBLE_DEVICES=3 fusebench bench --backend gpu --shard 3/8 --json shard-3.json   (then: fusebench merge)");
   return {sub, [o]() -> int {
             const auto t0 = std::chrono::steady_clock::now();
             check_sampling(o->sampling);

@@ -19,7 +19,8 @@ Command setup_verify(CLI::App& app) {
       "Examples:\n"
       "  fusebench verify --scenario ci-quick --backend cpu\n"
       "  fusebench verify --kernel 'fp8_quant/*' --where M=32768,K=6144 --backend gpu --json run.json\n"
-      "  fusebench verify --scenario scenarios/m31-flash-tp4.json --junit results.xml -q");
+      "  fusebench verify --scenario scenarios/m31-flash-tp4.json --junit results.xml -q\n"
+      "  fusebench verify --scenario ci-quick --backend cpu --shard 1/4 --json shard-1.json   (then: fusebench merge)");
   return {sub, [options]() -> int {
             const auto t0 = std::chrono::steady_clock::now();
             Registry registry;
