@@ -55,7 +55,8 @@ std::vector<Fusion> parse_fusions(const std::string& text) {
   std::vector<Fusion> out;
   for (const std::string& item : split(text, ',')) {
     const Fusion f = parse_fusion(item);
-    if (std::find(out.begin(), out.end(), f) != out.end()) throw InputError("--fusions: " + item + " is named twice");
+    if (std::find(out.begin(), out.end(), f) != out.end())
+      throw InputError(std::string("--fusions: ") + fusion_id(f) + " is named twice");
     out.push_back(f);
   }
   return out;
