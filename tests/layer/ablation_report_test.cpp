@@ -107,6 +107,22 @@ TEST(AblationReport, EverySvgBarMatchesTheJson) {
   EXPECT_EQ(bars, 5);  // F1 twice, F4 once (it does not apply at prefill), all-off twice
 }
 
+TEST(AblationReport, ASkippedFirstPointKeepsTheFusionRows) {
+  AblationReport r = sample_report();
+  AblationPointResult skipped;
+  skipped.id = "decode M=96";
+  skipped.phase = "decode";
+  skipped.rows = 96;
+  skipped.requests = 32;
+  skipped.skipped = "GPU only";
+  r.points.insert(r.points.begin(), skipped);
+  const std::string md = ablation_markdown(r);
+  EXPECT_NE(md.find("| F1 Gemma RMSNorm -> fp8 | skipped | +5.2 % [3.1, 7.0] |"), std::string::npos) << md;
+  EXPECT_NE(md.find("decode M=96: skipped: GPU only"), std::string::npos) << md;
+  pugi::xml_document doc;
+  ASSERT_TRUE(doc.load_string(ablation_svg(r).c_str()));
+}
+
 TEST(AblationReport, JsonCarriesChecksAndTheModelLabel) {
   const nlohmann::ordered_json j = ablation_json(sample_report());
   EXPECT_EQ(j["report_kind"], "ablation");
