@@ -141,7 +141,8 @@ Command setup_ablate(CLI::App& app) {
             const auto t0 = std::chrono::steady_clock::now();
             const Shard shard = parse_shard(o->shard);
             const std::vector<Fusion> fusions = parse_fusions(o->fusions);
-            if (o->rounds < 0 || o->rounds > 100000) throw InputError("--rounds: must be in [0, 100000] (0: the scenario's)");
+            if (o->rounds != 0 && (o->rounds < 3 || o->rounds > 100000))  // a paired interval needs a few rounds
+              throw InputError("--rounds: must be 0 (the scenario's) or in [3, 100000]");
             if (!(o->time_cap_ms > 0 && o->time_cap_ms <= 3.6e7))
               throw InputError("--time-cap-ms: must be a number in (0, 36000000] (ms)");
             Registry registry;

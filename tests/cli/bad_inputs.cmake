@@ -111,7 +111,8 @@ fb_bad_input(ablate_where_axis 2 "--where: ablate's points have rows, phase and 
 fb_bad_input(ablate_unknown_point 2 "--points: 'decode M=4' is not a point of the scenario \\(points: decode M=3, decode M=24, prefill T=160\\)"
   ${A} --points "decode M=4")
 fb_bad_input(ablate_bad_shard 2 "shard" ${A} --shard 3/2)
-fb_bad_input(ablate_negative_rounds 2 "--rounds: must be in \\[0, 100000\\]" ${A} --rounds -1)
+fb_bad_input(ablate_negative_rounds 2 "--rounds: must be 0 \\(the scenario's\\) or in \\[3, 100000\\]" ${A} --rounds -1)
+fb_bad_input(ablate_one_round 2 "--rounds: must be 0 \\(the scenario's\\) or in \\[3, 100000\\]" ${A} --rounds 1)
 fb_bad_input(ablate_zero_time_cap 2 "--time-cap-ms: must be a number in \\(0, 36000000\\]" ${A} --time-cap-ms 0)
 fb_bad_input(ablate_bad_fault 2 "--fault-injection: 'F2' is not a configuration name" ${A} --fault-injection F2)
 fb_bad_input(ablate_missing_section 2 "nan_input.json: ablation: missing \\(ablate needs the layer and its points\\)"
