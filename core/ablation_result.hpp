@@ -59,6 +59,7 @@ struct AblationPointResult {
   double moe_ms_per_step = 0;         // moe_layers x the all-on step (modelled, MoE layers only)
   std::optional<double> tpot_ms;      // with the scenario's constants, decode only
   std::string error;                  // a device or runtime error at this point (nothing else valid)
+  std::string skipped;                // why this backend did not run the point (nothing else valid)
   int checks() const {
     int n = all_off_check ? 1 : 0;
     for (const AblationFusionResult& f : fusions) n += f.check ? 1 : 0;

@@ -46,12 +46,10 @@ pugi::xml_node text(pugi::xml_node parent, double x, double y, const std::string
 std::string ablation_svg(const AblationReport& r) {
   // Groups: each fusion timed at some point, then all-off.
   std::vector<std::string> groups;
-  if (!r.points.empty())
-    for (std::size_t f = 0; f < r.points[0].fusions.size(); ++f) {
-      bool any = false;
-      for (const AblationPointResult& p : r.points) any = any || (f < p.fusions.size() && p.fusions[f].share.timed);
-      if (any) groups.push_back(r.points[0].fusions[f].fusion);
-    }
+  for (const AblationPointResult& p : r.points)
+    for (const AblationFusionResult& f : p.fusions)
+      if (f.share.timed && std::find(groups.begin(), groups.end(), f.fusion) == groups.end()) groups.push_back(f.fusion);
+  std::sort(groups.begin(), groups.end());
   groups.push_back("all off");
   auto share_for = [&](const AblationPointResult& p, const std::string& g) -> const AblationShare* {
     if (g == "all off") return p.all_off.timed ? &p.all_off : nullptr;

@@ -12,6 +12,15 @@ namespace {
 
 std::string signed_pct(double share) { return fmt::format("{:+.1f} %", 100.0 * share); }
 
+// The fusion rows come from the first point that ran (a skipped or failed point has none).
+const AblationPointResult* first_run(const AblationReport& r) {
+  for (const AblationPointResult& p : r.points)
+    if (!p.fusions.empty()) return &p;
+  return nullptr;
+}
+
+std::string not_run(const AblationPointResult& p) { return p.skipped.empty() ? "error" : "skipped"; }
+
 std::string cell(const AblationFusionResult& f) {
   if (!f.applies || !f.selected) return "-";
   if (f.check && f.check->outcome != "pass") return "check failed";
@@ -51,11 +60,11 @@ std::string ablation_markdown(const AblationReport& r) {
   for (const AblationPointResult& p : r.points) head.push_back(point_heading(p));
   out << row(head);
   out << row(std::vector<std::string>(head.size(), "---"));
-  if (!r.points.empty())
-    for (std::size_t f = 0; f < r.points[0].fusions.size(); ++f) {
-      const AblationFusionResult& first = r.points[0].fusions[f];
+  if (const AblationPointResult* ran = first_run(r))
+    for (std::size_t f = 0; f < ran->fusions.size(); ++f) {
+      const AblationFusionResult& first = ran->fusions[f];
       std::vector<std::string> cells{fmt::format("{} {}", first.fusion, first.title)};
-      for (const AblationPointResult& p : r.points) cells.push_back(f < p.fusions.size() ? cell(p.fusions[f]) : "-");
+      for (const AblationPointResult& p : r.points) cells.push_back(f < p.fusions.size() ? cell(p.fusions[f]) : not_run(p));
       out << row(cells);
     }
   std::vector<std::string> all_off{"all off"}, step{"all-on step (us)"}, launches{"launches (all on / all off)"},
@@ -75,6 +84,9 @@ std::string ablation_markdown(const AblationReport& r) {
   }
   out << row(all_off) << row(step) << row(launches) << row(moe);
   if (any_tpot) out << row(tpot);
+  for (const AblationPointResult& p : r.points)
+    if (!p.skipped.empty() || !p.error.empty())
+      out << "\n" << p.id << (p.skipped.empty() ? ": error: " + p.error : ": skipped: " + p.skipped) << "\n";
   out << "\n" << r.model.note << "\n";
   return out.str();
 }
@@ -89,6 +101,10 @@ std::string ablation_console(const AblationReport& r) {
     out << fmt::format("{} ({}): ", p.id, point_heading(p));
     if (!p.error.empty()) {
       out << "error: " << p.error << "\n";
+      continue;
+    }
+    if (!p.skipped.empty()) {
+      out << "skipped: " << p.skipped << "\n";
       continue;
     }
     out << fmt::format("{} checks, {} failed", p.checks(), p.checks_failed());

@@ -67,6 +67,7 @@ Json ablation_json(const AblationReport& report) {
   for (const AblationPointResult& p : report.points) {
     Json pj{{"id", p.id}, {"phase", p.phase}, {"rows", p.rows}, {"requests", p.requests}};
     if (!p.error.empty()) pj["error"] = p.error;
+    if (!p.skipped.empty()) pj["skipped"] = p.skipped;
     Json configs = Json::array();
     for (const AblationConfigTiming& c : p.configs)
       configs.push_back(Json{{"name", c.name},

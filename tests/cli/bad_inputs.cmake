@@ -140,3 +140,24 @@ foreach(check dev_null fifo fifo_without_reader_keeps_fail_code symlink_followed
     COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/path_checks.sh ${FB} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/paths ${check})
   set_tests_properties(bad_input.path.${check} PROPERTIES LABELS "cli;bad_input" TIMEOUT 120)
 endforeach()
+
+# ---- ablate's options and its scenario section (issue 17)
+set(A ${FB} ablate --backend cpu --scenario ci-quick)
+fb_bad_input(ablate_unknown_fusion 2 "--fusions: 'F9' is not a fusion \\(F1 .. F8\\)" ${A} --fusions F1,F9)
+fb_bad_input(ablate_fusion_twice 2 "--fusions: F2 is named twice" ${A} --fusions F2,f2)
+fb_bad_input(ablate_no_point 2 "no ablation point matches --points / --where" ${A} --where rows=5)
+fb_bad_input(ablate_where_axis 2 "--where: ablate's points have rows, phase and requests, not 'K'" ${A} --where K=3)
+fb_bad_input(ablate_unknown_point 2 "--points: 'decode M=4' is not a point of the scenario \\(points: decode M=3, decode M=24, prefill T=160\\)"
+  ${A} --points "decode M=4")
+fb_bad_input(ablate_bad_shard 2 "shard" ${A} --shard 3/2)
+fb_bad_input(ablate_negative_rounds 2 "--rounds: must be 0 \\(the scenario's\\) or in \\[3, 100000\\]" ${A} --rounds -1)
+fb_bad_input(ablate_one_round 2 "--rounds: must be 0 \\(the scenario's\\) or in \\[3, 100000\\]" ${A} --rounds 1)
+fb_bad_input(ablate_zero_time_cap 2 "--time-cap-ms: must be a number in \\(0, 36000000\\]" ${A} --time-cap-ms 0)
+fb_bad_input(ablate_bad_fault 2 "--fault-injection: 'F2' is not a configuration name" ${A} --fault-injection F2)
+fb_bad_input(ablate_missing_section 2 "nan_input.json: ablation: missing \\(ablate needs the layer and its points\\)"
+  ${FB} ablate --backend cpu --scenario ${IN}/nan_input.json)
+fb_bad_input(ablate_section_unknown_key 2 "ablation_unknown_key.json: ablation.layer.hiden: unknown key"
+  ${FB} ablate --backend cpu --scenario ${BAD}/ablation_unknown_key.json)
+fb_bad_input(ablate_section_rows 2 "ablation_rows.json: ablation.decode_rows\\[0\\]: 4 rows is not a whole number of requests at 3 tokens per step"
+  ${FB} ablate --backend cpu --scenario ${BAD}/ablation_rows.json)
+fb_bad_input(ablate_unwritable_svg 2 "--svg" ${A} --svg /nonexistent-dir/chart.svg)
