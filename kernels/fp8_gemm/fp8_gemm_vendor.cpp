@@ -22,6 +22,8 @@
 #include "kernels/fp8_gemm/fp8_gemm_vendor.hpp"
 
 #if FUSEBENCH_HAS_CUBLASLT
+#include "kernels/common/cublaslt_context.hpp"
+
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
@@ -45,7 +47,7 @@ const char* fp8_gemm_vendor_form_name(Fp8GemmVendorForm f) {
 #if FUSEBENCH_HAS_CUBLASLT
 namespace {
 
-constexpr std::size_t kWorkspaceBytes = 32u << 20;
+constexpr std::size_t kWorkspaceBytes = kCublasLtWorkspaceBytes;
 
 struct Plan {
   Fp8GemmVendorForm form = Fp8GemmVendorForm::none;
@@ -69,17 +71,12 @@ Library& library() {
   static Library lib;
   static std::once_flag once;
   std::call_once(once, [] {
-    if (const cublasStatus_t s = cublasLtCreate(&lib.handle); s != CUBLAS_STATUS_SUCCESS) {
-      lib.error = std::string("cublasLtCreate failed: ") + cublasLtGetStatusName(s);
-      return;
-    }
-    if (cudaMalloc(&lib.workspace, kWorkspaceBytes) != cudaSuccess) lib.error = "no memory for the cuBLASLt workspace";
+    const CublasLtContext& shared = cublaslt_context();
+    lib.handle = shared.handle;
+    lib.workspace = shared.workspace;
+    lib.error = shared.error;
   });
   return lib;
-}
-
-std::string status_text(const char* what, cublasStatus_t s) {
-  return std::string(what) + " returned " + cublasLtGetStatusName(s);
 }
 
 void release(Plan& p) {
@@ -96,7 +93,7 @@ void release(Plan& p) {
 std::string try_form(Library& lib, Plan& p, Fp8GemmVendorForm form, std::int64_t m, std::int64_t n, std::int64_t k) {
   std::string error;
   auto check = [&error](cublasStatus_t s, const char* what) {
-    if (s != CUBLAS_STATUS_SUCCESS && error.empty()) error = status_text(what, s);
+    if (s != CUBLAS_STATUS_SUCCESS && error.empty()) error = cublaslt_status_text(what, s);
   };
   const bool outer = form == Fp8GemmVendorForm::outer_vector;
   check(cublasLtMatmulDescCreate(&p.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
@@ -138,7 +135,7 @@ std::string try_form(Library& lib, Plan& p, Fp8GemmVendorForm form, std::int64_t
     int found = 0;
     const cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(lib.handle, p.desc, p.a, p.b, p.d, p.d, pref, 1, &result, &found);
     if (s != CUBLAS_STATUS_SUCCESS)
-      error = status_text("cublasLtMatmulAlgoGetHeuristic", s);
+      error = cublaslt_status_text("cublasLtMatmulAlgoGetHeuristic", s);
     else if (found == 0)
       error = "cublasLtMatmulAlgoGetHeuristic found no algorithm";
     else
@@ -238,15 +235,15 @@ void fp8_gemm_vendor_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, voi
     cublasStatus_t st = cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &a_scale, sizeof(a_scale));
     if (st == CUBLAS_STATUS_SUCCESS)
       st = cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &b_scale, sizeof(b_scale));
-    if (st != CUBLAS_STATUS_SUCCESS) throw DeviceError("cuBLASLt: " + status_text("setting the scale pointers", st));
+    if (st != CUBLAS_STATUS_SUCCESS) throw DeviceError("cuBLASLt: " + cublaslt_status_text("setting the scale pointers", st));
     st = cublasLtMatmul(lib.handle, plan.desc, &alpha, b.b, plan.a, b.a, plan.b, &beta, b.c, plan.d, b.c, plan.d, &plan.algo,
                         lib.workspace, kWorkspaceBytes, s);
-    if (st != CUBLAS_STATUS_SUCCESS) throw DeviceError("cuBLASLt: " + status_text("cublasLtMatmul", st));
+    if (st != CUBLAS_STATUS_SUCCESS) throw DeviceError("cuBLASLt: " + cublaslt_status_text("cublasLtMatmul", st));
     return;
   }
   const cublasStatus_t st = cublasLtMatmul(lib.handle, plan.desc, &alpha, b.b, plan.a, b.a, plan.b, &beta, lib.acc, plan.d,
                                            lib.acc, plan.d, &plan.algo, lib.workspace, kWorkspaceBytes, s);
-  if (st != CUBLAS_STATUS_SUCCESS) throw DeviceError("cuBLASLt: " + status_text("cublasLtMatmul (fp32 output)", st));
+  if (st != CUBLAS_STATUS_SUCCESS) throw DeviceError("cuBLASLt: " + cublaslt_status_text("cublasLtMatmul (fp32 output)", st));
   fp8_gemm_vendor_epilogue_launch(p, lib.acc, b, stream);
 }
 

@@ -8,6 +8,8 @@
 #include "core/errors.hpp"
 
 #if FUSEBENCH_HAS_CUBLASLT
+#include "kernels/common/cublaslt_context.hpp"
+
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
@@ -33,7 +35,7 @@ void fp8_blockscale_vendor_k_major_scales(const Fp8BlockscaleParams& p, const fl
 #if FUSEBENCH_HAS_CUBLASLT
 namespace {
 
-constexpr std::size_t kWorkspaceBytes = 32u << 20;
+constexpr std::size_t kWorkspaceBytes = kCublasLtWorkspaceBytes;
 
 struct Plan {
   cublasLtMatmulDesc_t desc = nullptr;
@@ -54,23 +56,18 @@ Library& library() {
   static Library lib;
   static std::once_flag once;
   std::call_once(once, [] {
-    if (const cublasStatus_t s = cublasLtCreate(&lib.handle); s != CUBLAS_STATUS_SUCCESS) {
-      lib.error = std::string("cublasLtCreate failed: ") + cublasLtGetStatusName(s);
-      return;
-    }
-    if (cudaMalloc(&lib.workspace, kWorkspaceBytes) != cudaSuccess) lib.error = "no memory for the cuBLASLt workspace";
+    const CublasLtContext& shared = cublaslt_context();
+    lib.handle = shared.handle;
+    lib.workspace = shared.workspace;
+    lib.error = shared.error;
   });
   return lib;
-}
-
-std::string status_text(const char* what, cublasStatus_t s) {
-  return std::string(what) + " returned " + cublasLtGetStatusName(s);
 }
 
 Plan make_plan(Library& lib, std::int64_t m, std::int64_t n, std::int64_t k) {
   Plan p;
   auto check = [&p](cublasStatus_t s, const char* what) {
-    if (s != CUBLAS_STATUS_SUCCESS && p.error.empty()) p.error = status_text(what, s);
+    if (s != CUBLAS_STATUS_SUCCESS && p.error.empty()) p.error = cublaslt_status_text(what, s);
   };
   check(cublasLtMatmulDescCreate(&p.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
   if (p.error.empty()) {
@@ -115,7 +112,7 @@ Plan make_plan(Library& lib, std::int64_t m, std::int64_t n, std::int64_t k) {
     const cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(lib.handle, p.desc, p.a, p.b, p.d, p.d, pref, 1, &result, &found);
     if (s != CUBLAS_STATUS_SUCCESS)
       p.error = "cuBLASLt has no 1x128 x 128x128 block-scale algorithm here (" +
-                status_text("cublasLtMatmulAlgoGetHeuristic", s) + ")";
+                cublaslt_status_text("cublasLtMatmulAlgoGetHeuristic", s) + ")";
     else if (found == 0)
       p.error = "cuBLASLt has no 1x128 x 128x128 block-scale algorithm here (the heuristic found none)";
     else
@@ -156,11 +153,11 @@ void fp8_blockscale_vendor_launch(const Fp8BlockscaleParams& p, const Fp8Blocksc
   if (st == CUBLAS_STATUS_SUCCESS)
     st = cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &activation_scales,
                                         sizeof(activation_scales));
-  if (st != CUBLAS_STATUS_SUCCESS) throw DeviceError("cuBLASLt: " + status_text("setting the scale pointers", st));
+  if (st != CUBLAS_STATUS_SUCCESS) throw DeviceError("cuBLASLt: " + cublaslt_status_text("setting the scale pointers", st));
   const float alpha = 1.0f, beta = 0.0f;
   st = cublasLtMatmul(lib.handle, plan.desc, &alpha, b.b, plan.a, b.a, plan.b, &beta, b.c, plan.d, b.c, plan.d, &plan.algo,
                       lib.workspace, kWorkspaceBytes, static_cast<cudaStream_t>(stream));
-  if (st != CUBLAS_STATUS_SUCCESS) throw DeviceError("cuBLASLt: " + status_text("cublasLtMatmul", st));
+  if (st != CUBLAS_STATUS_SUCCESS) throw DeviceError("cuBLASLt: " + cublaslt_status_text("cublasLtMatmul", st));
 }
 
 #else
