@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "reports/report_reader.hpp"
 #include "reports/console_table.hpp"
 
 namespace fb {
@@ -13,15 +14,8 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::string point_text(const Json& point) {
-  std::string s;
-  for (const auto& [k, v] : point.items())
-    s += (s.empty() ? "" : " ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
-  return s;
-}
-
 std::string case_key(const Json& c) { return c["case"].get<std::string>() + " " + c["point"].dump() + " " + c["backend"].get<std::string>(); }
-std::string case_subject(const Json& c) { return c["case"].get<std::string>() + " " + point_text(c["point"]); }
+std::string case_subject(const Json& c) { return c["case"].get<std::string>() + " " + report_point_text(c["point"]); }
 bool is_pass(const Json& c) { return c.value("outcome", "") == "pass"; }
 
 // An ablation check's field ("" when the check is absent or null: the fusion does not apply).

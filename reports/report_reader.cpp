@@ -204,6 +204,13 @@ void check_comparable(const std::vector<NamedReport>& reports) {
   }
 }
 
+std::string report_point_text(const Json& point) {
+  std::string s;
+  for (const auto& [k, v] : point.items())
+    s += (s.empty() ? "" : " ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+  return s;
+}
+
 std::vector<double> samples_of(const Json& timing) {
   std::vector<double> s;
   if (timing.contains("samples_us") && timing["samples_us"].is_array())

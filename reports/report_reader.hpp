@@ -33,4 +33,7 @@ void check_comparable(const std::vector<NamedReport>& reports);
 // Every sample of a timing ("samples_us"), empty when the report kept none.
 std::vector<double> samples_of(const nlohmann::ordered_json& timing);
 
+// A case's point as the console and markdown show it: "M=3 K=6144 ...", in the report's order.
+std::string report_point_text(const nlohmann::ordered_json& point);
+
 }  // namespace fb

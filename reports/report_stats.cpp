@@ -8,18 +8,12 @@
 #include <fmt/format.h>
 
 #include "core/errors.hpp"
+#include "reports/report_reader.hpp"
 
 namespace fb {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-std::string point_text(const Json& point) {
-  std::string s;
-  for (const auto& [k, v] : point.items())
-    s += (s.empty() ? "" : " ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
-  return s;
-}
 
 std::string device_text(const Json& report) {
   const Json& d = report["device"];
@@ -74,7 +68,7 @@ std::string md_table(const Rows& rows, const std::vector<std::string>& label_col
       if (v) present.push_back(*v);
     const Spread s = spread_of(present);
     std::string line = "|";
-    for (const auto& [k, v] : label.items()) line += " " + (v.is_string() ? v.get<std::string>() : point_text(v)) + " |";
+    for (const auto& [k, v] : label.items()) line += " " + (v.is_string() ? v.get<std::string>() : report_point_text(v)) + " |";
     line += fmt::format(" {} | {:.4g} | {:.2g} | {:.4g} | {:.4g} |", s.n, s.mean * scale, s.sd * scale, s.min * scale,
                         s.max * scale);
     for (const auto& v : values) line += v ? fmt::format(" {:.4g} |", *v * scale) : std::string(" - |");
