@@ -12,7 +12,7 @@
 # Every ctest test has a timeout (CTEST_TIMEOUT, default 120 s) and every step one too (STEP_TIMEOUT,
 # default 300 s; PEERS_TIMEOUT for the peers), so a hung kernel costs minutes, not the whole call.
 # SKIP_TESTS=1 skips the GPU unit tests (CTEST_FILTER narrows them, default "-L kernels"); TORCH_PEERS=1 also times the same operations in PyTorch
-# eager and torch.compile (tools/torch_peers.py).
+# eager and torch.compile (tools/torch_peers.py); TORCH_PEERS=router only the router section.
 # The lent machine gets a copy of the tracked files (at most 64 MiB); reports/runs stays small
 # (compact reports, tools/compact_report.py; under 5 MB), so the tree fits as it is. Run from an
 # export of the commit (git archive HEAD) so that the reports say git_dirty false.
@@ -65,7 +65,10 @@ for step in "$@"; do
 done
 if [ "${TORCH_PEERS:-0}" = 1 ]; then
   log "peers: PyTorch eager and torch.compile"
-  timeout "${PEERS_TIMEOUT:-300}" python3 tools/torch_peers.py "$out/torch-peers.json" 2>&1 | grep -v Warning | tail -20
+  timeout "${PEERS_TIMEOUT:-300}" python3 tools/torch_peers.py "$out/torch-peers.json" 2>&1 | grep -v Warning | tail -40
+elif [ "${TORCH_PEERS:-0}" = router ]; then
+  log "peers: PyTorch router + gate, eager and torch.compile"
+  timeout "${PEERS_TIMEOUT:-300}" python3 tools/torch_peers.py "$out/torch-peers.json" --router 2>&1 | grep -v Warning | tail -40
 fi
 log "done"
 exit $status

@@ -13,6 +13,9 @@ namespace fb {
 namespace {
 
 static_assert(kRouterThreads == kMxThreads, "the sort table is built by a block of the router's size");
+static_assert(kDecodeRouterMaxRows <= kRouterTailRows &&
+                  kRouterTailRows * kRouterMaxExperts * 4 <= kFp8GemmSmallMSmemVec4 * 16,
+              "the last block's staged logits fit F8's buffer");
 constexpr int kMaxPairs = static_cast<int>(kDecodeRouterMaxRows * kRouterMaxTopk);
 constexpr int kMaxExperts = static_cast<int>(kRouterMaxExperts);
 
@@ -46,10 +49,12 @@ constexpr int kF8Columns = kRouterThreads / kFp8GemmPartials;
 template <RouterWeight kW, int kRowTile, int kF8Rows>
 __global__ __launch_bounds__(kRouterThreads) void decode_router_kernel(DecodeArgs a) {
   // 0. F8's blocks: the shared expert's gate_up columns, then done (no ticket, no moe_buf share).
+  // One buffer for the two roles (static shared memory is the sum of every declaration): F8's A
+  // phases, or the last router block's staged logits.
+  __shared__ float4 smem[kFp8GemmSmallMSmemVec4];
   if (static_cast<int>(blockIdx.x) >= a.router_blocks) {
-    __shared__ float4 f8_smem[kFp8GemmSmallMSmemVec4];
     fp8_gemm_small_m_block<Fp8E4m3fnFormat, kF8Rows, kRouterThreads>(
-        a.f8, a.f8b, static_cast<std::int64_t>(blockIdx.x - a.router_blocks) * kF8Columns, f8_smem);
+        a.f8, a.f8b, static_cast<std::int64_t>(blockIdx.x - a.router_blocks) * kF8Columns, smem);
     return;
   }
   const auto G = static_cast<unsigned>(a.router_blocks);
@@ -67,14 +72,11 @@ __global__ __launch_bounds__(kRouterThreads) void decode_router_kernel(DecodeArg
   // 3a. The gate of every row: lane group g takes rows g, g + 8 (all groups run the same rounds).
   __shared__ std::int32_t pair_ids[kMaxPairs];
   __shared__ float pair_weights[kMaxPairs];
+  float* stage = reinterpret_cast<float*>(smem);
   const int k = a.gate.topk;
-  for (int row0 = 0; row0 < a.gate.rows; row0 += kRouterGroups) {
-    const int row = row0 + static_cast<int>(threadIdx.x / 32);
-    const bool live = row < a.gate.rows;
-    float l[8] = {};
-    if (live) router_row_logits<true>(a.gate, a.partials, a.logits, row, true, l);
-    router_gate_row(a.gate, l, live, pair_ids + row * k, pair_weights + row * k);
-  }
+  router_block_logits(a.partials, a.logits, a.gate.rows, a.gate.experts, a.gate.split_k, stage);
+  __syncthreads();
+  router_block_gate(a.gate, stage, pair_ids, pair_weights);
   __syncthreads();
   const int pairs = a.gate.rows * k;
   for (int i = threadIdx.x; i < pairs; i += kRouterThreads) {

@@ -195,27 +195,101 @@ struct RouterGateArgs {
   const float* bias;
 };
 
+// A partial written by another block of this launch, read after the handoff's acquire fence
+// (router_last_block): a strong relaxed load at device scope, served by the coherence point (L2),
+// never by a stale line of this multiprocessor's L1. In program order (asm volatile, memory
+// clobber: not moved above the fence), but not waited for: the hardware keeps many in flight.
+__device__ inline float router_load_coherent(const float* p) {
+#if defined(__HIPCC__)
+  return __hip_atomic_load(p, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+#else
+  float v;
+  asm volatile("ld.relaxed.gpu.global.f32 %0, [%1];" : "=f"(v) : "l"(p) : "memory");
+  return v;
+#endif
+}
+
+// How many slices' partials one thread loads before adding any: the reduce's order is a chain of
+// adds, but its loads are independent, so a group of 8 slices costs one memory round trip (a loop
+// that loads and adds one slice at a time costs one round trip per load: 16 of them per gate row
+// at S = 4, the whole tail of run36's fused router).
+inline constexpr int kRouterSliceBatch = 8;
+
+// v[i] = ((P_0 + P_1) + P_2) + ... + P_{S-1} at element at[i] of a [S][slice] partials array, for
+// the kN elements with live[i] (the others are left alone). kCoherent: written by other blocks of
+// this launch (router_load_coherent), else ordinary loads.
+template <int kN, bool kCoherent>
+__device__ inline void router_sum_partials(const float* partials, std::int64_t slice, int split_k,
+                                           const std::int64_t (&at)[kN], const bool (&live)[kN], float (&v)[kN]) {
+  for (int s0 = 0; s0 < split_k; s0 += kRouterSliceBatch) {
+    float q[kN][kRouterSliceBatch];
+#pragma unroll
+    for (int i = 0; i < kN; ++i)
+#pragma unroll
+      for (int j = 0; j < kRouterSliceBatch; ++j) {
+        const float* a = partials + static_cast<std::int64_t>(s0 + j) * slice + at[i];
+        q[i][j] = 0.0f;
+        if (live[i] && s0 + j < split_k) q[i][j] = kCoherent ? router_load_coherent(a) : *a;
+      }
+#pragma unroll
+    for (int i = 0; i < kN; ++i)
+#pragma unroll
+      for (int j = 0; j < kRouterSliceBatch; ++j)
+        if (live[i] && s0 + j < split_k) v[i] = s0 + j == 0 ? q[i][0] : v[i] + q[i][j];  // from P_0 itself
+  }
+}
+
 // The logits lane l of a row holds (experts l V .. l V + V - 1): read from logits, or summed from
-// the partials in slice order (and then written as logits) when `from_partials`.
-// `kCoherent`: the partials were written by other blocks of this launch (F4's handoff), so they are
-// read past the non-coherent L1 (volatile loads).
+// the partials in slice order (and then written as logits) when `from_partials`, all of the
+// lane's loads issued together.
 template <bool kCoherent = false>
 __device__ inline void router_row_logits(const RouterGateArgs& a, const float* partials, float* logits, int row,
                                          bool from_partials, float (&l)[8]) {
-  auto load = [](const float* q) { return kCoherent ? *reinterpret_cast<const volatile float*>(q) : *q; };
   const int V = a.experts / 32, lane = static_cast<int>(threadIdx.x % 32);
-  const std::int64_t base = static_cast<std::int64_t>(row) * a.experts + lane * V;
-  const std::int64_t slice = static_cast<std::int64_t>(a.rows) * a.experts;
+  std::int64_t at[8];
+  bool live[8];
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
-    if (i >= V) continue;
-    if (from_partials) {
-      float v = load(partials + base + i);
-      for (int s = 1; s < a.split_k; ++s) v = v + load(partials + s * slice + base + i);
-      l[i] = v;
-      logits[base + i] = v;
-    } else {
-      l[i] = logits[base + i];
+    at[i] = static_cast<std::int64_t>(row) * a.experts + lane * V + i;
+    live[i] = i < V;
+    l[i] = 0.0f;
+  }
+  if (from_partials) {
+    router_sum_partials<8, kCoherent>(partials, static_cast<std::int64_t>(a.rows) * a.experts, a.split_k, at, live, l);
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+      if (live[i]) logits[at[i]] = l[i];
+  } else {
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+      if (live[i]) l[i] = logits[at[i]];
+  }
+}
+
+// The handoff's last block (M <= kRouterTailRows): every logit from the partials that the other
+// blocks wrote, by the whole block: thread t sums elements t, t + 256, ... (8 at a time, their
+// loads issued together), writes them to logits and, if `stage` is given (shared memory,
+// rows x experts floats), there too for the gate.
+inline constexpr int kRouterTailRows = 16;
+__device__ inline void router_block_logits(const float* partials, float* logits, int rows, int experts, int split_k,
+                                           float* stage) {
+  const std::int64_t n = static_cast<std::int64_t>(rows) * experts;
+  for (std::int64_t base = threadIdx.x; base < n; base += 8 * kRouterThreads) {
+    std::int64_t at[8];
+    bool live[8];
+    float v[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      at[j] = base + j * kRouterThreads;
+      live[j] = at[j] < n;
+      v[j] = 0.0f;
+    }
+    router_sum_partials<8, true>(partials, n, split_k, at, live, v);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      if (!live[j]) continue;
+      logits[at[j]] = v[j];
+      if (stage) stage[at[j]] = v[j];
     }
   }
 }
@@ -264,12 +338,20 @@ __device__ inline void router_gate_row(const RouterGateArgs& a, const float (&l)
       const std::uint64_t c = (taken >> i) & 1u ? 0 : router_candidate(score[i], lane * V + i);
       best = c > best ? c : best;
     }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    // A lane group is a whole warp on NVIDIA: the 64-bit max as two warp reductions (the largest
+    // key, then the largest low word among the lanes holding it) instead of ten shuffles.
+    const unsigned hi = __reduce_max_sync(0xFFFFFFFFu, static_cast<unsigned>(best >> 32));
+    const unsigned lo = __reduce_max_sync(0xFFFFFFFFu, static_cast<unsigned>(best >> 32) == hi ? static_cast<unsigned>(best) : 0u);
+    best = (static_cast<std::uint64_t>(hi) << 32) | lo;
+#else
 #pragma unroll
     for (int h = 16; h > 0; h >>= 1) {
       const std::uint64_t other = (static_cast<std::uint64_t>(shfl_xor_u32(static_cast<unsigned>(best >> 32), h)) << 32) |
                                   shfl_xor_u32(static_cast<unsigned>(best), h);
       best = other > best ? other : best;
     }
+#endif
     const std::int32_t id = router_candidate_id(best);
     const int owner = id / V, index = id % V;
     float mine = 0.0f;
@@ -284,6 +366,23 @@ __device__ inline void router_gate_row(const RouterGateArgs& a, const float (&l)
   for (int r = 0; r < a.topk; ++r) {
     ids[r] = chosen[r];
     weights[r] = w[r];
+  }
+}
+
+// The gate of every row (at most kRouterTailRows) by the handoff's last block, from the logits
+// router_block_logits staged in shared memory: lane group g takes rows g, g + 8 (every group runs
+// the same rounds; spare rows take part and write nothing). Out: ids and weights [rows][k].
+__device__ inline void router_block_gate(const RouterGateArgs& a, const float* stage, std::int32_t* ids, float* weights) {
+  const int V = a.experts / 32, lane = static_cast<int>(threadIdx.x % 32);
+  for (int row0 = 0; row0 < a.rows; row0 += kRouterGroups) {
+    const int row = row0 + static_cast<int>(threadIdx.x / 32);
+    const bool live = row < a.rows;
+    float l[8] = {};
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+      if (live && i < V) l[i] = stage[row * a.experts + lane * V + i];
+    router_gate_row(a, l, live, ids + static_cast<std::int64_t>(live ? row : 0) * a.topk,
+                    weights + static_cast<std::int64_t>(live ? row : 0) * a.topk);
   }
 }
 

@@ -20,6 +20,7 @@ namespace {
 
 // The ticket counter of the GEMV's own fixup: zero at module load, reset by each launch's last block.
 __device__ unsigned router_gemv_tickets = 0;
+static_assert(kRouterReduceLaunchRows <= kRouterTailRows, "the GEMV's last block stages every row it gates");
 
 // What the GEMV's last block does after every partial is written.
 enum class GemvTail { none, logits, gate };
@@ -30,36 +31,27 @@ __global__ __launch_bounds__(kRouterThreads) void router_gemv_kernel(const std::
                                                                      RouterGemvShape sh, RouterGateArgs gate,
                                                                      std::int32_t* ids, float* weights) {
   router_gemv_item<kW, kRowTile>(x, w, partials, sh, static_cast<int>(blockIdx.x));
+  if constexpr (kTail == GemvTail::none) return;
+  if (!router_last_block(&router_gemv_tickets, gridDim.x)) return;
   if constexpr (kTail == GemvTail::gate) {
-    if (!router_last_block(&router_gemv_tickets, gridDim.x)) return;
-    // The fused gate of every row (router_gate_kernel<true>'s arithmetic): lane group g takes rows g, g + 8.
-    for (int row0 = 0; row0 < gate.rows; row0 += kRouterGroups) {
-      const int row = row0 + static_cast<int>(threadIdx.x / 32);
-      const bool live = row < gate.rows;
-      float l[8] = {};
-      if (live) router_row_logits<true>(gate, partials, logits, row, true, l);
-      router_gate_row(gate, l, live, ids + static_cast<std::int64_t>(live ? row : 0) * gate.topk,
-                      weights + static_cast<std::int64_t>(live ? row : 0) * gate.topk);
-    }
-  }
-  if constexpr (kTail == GemvTail::logits) {
-    if (!router_last_block(&router_gemv_tickets, gridDim.x)) return;
-    const std::int64_t slice = static_cast<std::int64_t>(sh.rows) * sh.experts;
-    auto load = [](const float* q) { return *reinterpret_cast<const volatile float*>(q); };
-    for (std::int64_t i = threadIdx.x; i < slice; i += kRouterThreads) {  // the reduce's order
-      float v = load(partials + i);
-      for (int s = 1; s < sh.split_k; ++s) v = v + load(partials + s * slice + i);
-      logits[i] = v;
-    }
+    // The fused gate of every row (router_gate_kernel<true>'s arithmetic) from the staged logits.
+    __shared__ float stage[kRouterTailRows * kRouterMaxExperts];
+    router_block_logits(partials, logits, sh.rows, sh.experts, sh.split_k, stage);
+    __syncthreads();
+    router_block_gate(gate, stage, ids, weights);
+  } else {
+    router_block_logits(partials, logits, sh.rows, sh.experts, sh.split_k, nullptr);  // the reduce's order
   }
 }
 
 __global__ void router_reduce_kernel(const float* partials, float* logits, std::int64_t slice, int split_k) {
   const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= slice) return;
-  float v = partials[i];
-  for (int s = 1; s < split_k; ++s) v = v + partials[s * slice + i];
-  logits[i] = v;
+  const std::int64_t at[1] = {i};
+  const bool live[1] = {true};
+  float v[1] = {0.0f};
+  router_sum_partials<1, false>(partials, slice, split_k, at, live, v);
+  logits[i] = v[0];
 }
 
 template <bool kFromPartials>

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# One call on a lent GPU machine: build (as tools/gpu_session.sh does), then Nsight Compute on the
+# named kernels of `fusebench verify` points: where the time of a kernel goes, before changing it.
+#
+#   tools/profile_session.sh DEBS_DIR OUT_DIR "KERNEL_REGEX|CASE|WHERE" ...
+# e.g. "router_gemv_kernel|router/gate|M=1,split_k=4". Each profile is one text file in OUT_DIR
+# (the first 2 matching launches after 1 skipped; sections: speed of light, launch, occupancy,
+# warp states, memory). ncu runs with --clock-control none (leave the clocks as they are).
+set -uo pipefail
+debs="$1"; out="$2"; shift 2
+mkdir -p "$out"
+[ -x "${BUILD_DIR:-/tmp/fusebench-build}/cli/fusebench" ] && [ "${REBUILD:-1}" = 0 ] ||
+  SKIP_TESTS=1 tools/gpu_session.sh "$debs" "$out/build" > "$out/build.txt" 2>&1 || { tail -30 "$out/build.txt"; exit 1; }
+export LD_LIBRARY_PATH="/tmp/fusebench-deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+fb="${BUILD_DIR:-/tmp/fusebench-build}/cli/fusebench"
+n=0
+for spec in "$@"; do
+  n=$((n + 1))
+  IFS='|' read -r regex kase where <<< "$spec"
+  file="$out/$n-$(echo "$kase-$where" | tr -c 'a-zA-Z0-9_\n' '_').txt"
+  echo "== $spec" | tee "$file"
+  timeout "${STEP_TIMEOUT:-240}" ncu --clock-control none -k "regex:$regex" --launch-skip "${LAUNCH_SKIP:-1}" \
+    --launch-count "${LAUNCH_COUNT:-2}" --section SpeedOfLight --section LaunchStats --section Occupancy \
+    --section WarpStateStats --section MemoryWorkloadAnalysis --section SchedulerStats --section SourceCounters \
+    --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio" \
+    "$fb" verify --scenario "${SCENARIO:-m31-flash-tp4}" --kernel "$kase" --where "$where" --backend gpu -q \
+    >> "$file" 2>&1
+  echo "exit $?" >> "$file"
+  grep -E "^  [a-z_].*\(|Duration|Memory Throughput|DRAM Throughput|Registers Per|Achieved Occupancy|Stall|Issued Warp|No Eligible|One or More" "$file" | head -40
+done
