@@ -13,6 +13,7 @@
 # default 300 s; PEERS_TIMEOUT for the peers), so a hung kernel costs minutes, not the whole call.
 # SKIP_TESTS=1 skips the GPU unit tests (CTEST_FILTER narrows them, default "-L kernels"); TORCH_PEERS=1 also times the same operations in PyTorch
 # eager and torch.compile (tools/torch_peers.py); TORCH_PEERS=router only the router section.
+# EXTRA_CMAKE_ARGS go to the configure step (e.g. -DCMAKE_CUDA_FLAGS=-lineinfo for a profile).
 # The lent machine gets a copy of the tracked files (at most 64 MiB); reports/runs stays small
 # (compact reports, tools/compact_report.py; under 5 MB), so the tree fits as it is. Run from an
 # export of the commit (git archive HEAD) so that the reports say git_dirty false.
@@ -31,7 +32,7 @@ log() { echo "== $*" | tee -a "$out/session.log"; }
 log "build ($(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>/dev/null))"
 build="${BUILD_DIR:-/tmp/fusebench-build}"  # outside the tree, so a warm machine keeps it between calls
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFUSEBENCH_GPU=cuda -DCMAKE_CUDA_ARCHITECTURES=90a \
-  -DCMAKE_PREFIX_PATH="$deps/usr" > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
+  -DCMAKE_PREFIX_PATH="$deps/usr" ${EXTRA_CMAKE_ARGS:-} > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
 cmake --build "$build" --parallel "$(nproc)" > "$out/build.log" 2>&1 || { grep -E "error|FAILED" "$out/build.log" | head -40; exit 1; }
 
 if [ "${SKIP_TESTS:-0}" != 1 ]; then

@@ -13,6 +13,7 @@ struct Bf16x8 {
 };
 
 __device__ inline Bf16x8 load_bf16x8(const std::uint16_t* p) { return Bf16x8{*reinterpret_cast<const uint4*>(p)}; }
+__device__ inline void store_bf16x8(std::uint16_t* p, const Bf16x8& v) { *reinterpret_cast<uint4*>(p) = v.words; }
 
 __device__ inline std::uint32_t word(const Bf16x8& v, int i) {
   return i == 0 ? v.words.x : (i == 1 ? v.words.y : (i == 2 ? v.words.z : v.words.w));

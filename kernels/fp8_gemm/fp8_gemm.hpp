@@ -20,6 +20,7 @@ struct Fp8GemmParams {
   std::int64_t cols = 0;  // N (output channels)
   std::int64_t depth = 0;  // K, a multiple of kFp8GemmChunk
   Fp8Flavour flavour = Fp8Flavour::e4m3fn;
+  std::int64_t row_tile = 0;  // small-M kernel: rows per block (1, 2, 4, 8 or 16); 0: auto (the kernel's rule)
 };
 
 struct Fp8GemmBuffers {

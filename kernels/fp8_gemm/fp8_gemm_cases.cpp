@@ -226,6 +226,10 @@ std::vector<AxisSpec> axes(GemmKind kind) {
                           AxisSpec::integer("K", "depth; a multiple of 16 (128 for wgmma)", 6144),
                           AxisSpec::choice("fp8", "fp8 flavour of A and B", {"e4m3fn", "e4m3fnuz"}, "e4m3fn"),
                           distribution_axis()};
+  if (kind == GemmKind::small_m)
+    a.push_back(AxisSpec::choice("row_tile",
+                                 "small_m rows per block: auto (1 at M = 1, 2 up to 4 rows, then 4), or 1, 2, 4, 8, 16",
+                                 {"auto", "1", "2", "4", "8", "16"}, "auto"));
   return a;
 }
 
@@ -261,6 +265,7 @@ KernelCase make_case(GemmKind kind, std::int64_t k_for_bound) {
     p.cols = pt.integer("N");
     p.depth = pt.integer("K");
     p.flavour = pt.choice("fp8") == "e4m3fnuz" ? Fp8Flavour::e4m3fnuz : Fp8Flavour::e4m3fn;
+    if (kind == GemmKind::small_m && pt.choice("row_tile") != "auto") p.row_tile = std::stoll(pt.choice("row_tile"));
     if (p.depth % kFp8GemmChunk != 0) throw InputError(fmt::format("K={} is not a multiple of 16", p.depth));
     if (kind == GemmKind::small_m && p.rows > kFp8GemmSmallMMaxRows)
       throw InputError(fmt::format("M={} is more than the small-M kernel's 16 rows", p.rows));

@@ -43,9 +43,26 @@ constexpr int fp8_gemm_small_m_phase(int rows) {
 // The shared memory a block of the body needs (float4 units), for the caller to provide.
 inline constexpr int kFp8GemmSmallMSmemVec4 = kFp8GemmSmallMSmemBytes / 16;
 
-// The row tile the launcher (and F4) instantiate for M rows: 1, 2, 3, 4 exactly, then 8 and 16.
-constexpr int fp8_gemm_small_m_row_tile(std::int64_t rows) {
-  return rows <= 4 ? static_cast<int>(rows < 1 ? 1 : rows) : rows <= 8 ? 8 : 16;
+// Rows per block. A block streams its columns' weight rows once per row tile, so M rows in tiles
+// of R cost ceil(M / R) passes over the weight (the later ones mostly from L2) but give ceil(M / R)
+// times the blocks, and a smaller body: run36's single tile of 16 rows was bound by instruction
+// fetch (its fully unrolled body misses the instruction cache) and shared-memory reads, with about
+// 1.5 blocks of 4 warps per SM to hide them. Auto: M itself up to 2 rows, then tiles of 2 up to 4
+// rows, then 4. An explicit tile (the small_m case's `row_tile` axis) of 1, 2, 4, 8 or 16 wins.
+constexpr int fp8_gemm_small_m_auto_tile(std::int64_t rows) { return rows <= 1 ? 1 : rows <= 4 ? 2 : 4; }
+
+constexpr int fp8_gemm_small_m_row_tile(std::int64_t rows, std::int64_t explicit_tile = 0) {
+  const std::int64_t t = explicit_tile > 0 ? explicit_tile : fp8_gemm_small_m_auto_tile(rows);
+  return t <= 1 ? 1 : t <= 2 ? 2 : t <= 4 ? 4 : t <= 8 ? 8 : 16;
+}
+
+// Rows [row0, row0 + tile) of a GEMM as a GEMM of their own (same columns and K): what one row
+// tile's blocks compute. Bits do not depend on the tiling (each output's order is its own).
+FB_HD void fp8_gemm_row_slice(Fp8GemmParams& p, Fp8GemmBuffers& b, std::int64_t row0, std::int64_t tile) {
+  b.a += row0 * p.depth;
+  b.a_scale += row0;
+  b.c += row0 * p.cols;
+  p.rows = p.rows - row0 < tile ? p.rows - row0 : tile;
 }
 
 // 16 fp8 bytes (one uint4) to 16 fp32 values, exactly.
@@ -171,13 +188,12 @@ __device__ inline void fp8_gemm_small_m_block(const Fp8GemmParams& p, const Fp8G
   }
 }
 
-// Row tile by M, as a template argument (fp8_gemm_small_m_row_tile).
+// The row tile (fp8_gemm_small_m_row_tile of p) as a template argument.
 template <class Fn>
-void with_fp8_gemm_small_m_rows(std::int64_t rows, Fn&& fn) {
-  switch (fp8_gemm_small_m_row_tile(rows)) {
+void with_fp8_gemm_small_m_rows(const Fp8GemmParams& p, Fn&& fn) {
+  switch (fp8_gemm_small_m_row_tile(p.rows, p.row_tile)) {
     case 1: fn(std::integral_constant<int, 1>{}); break;
     case 2: fn(std::integral_constant<int, 2>{}); break;
-    case 3: fn(std::integral_constant<int, 3>{}); break;
     case 4: fn(std::integral_constant<int, 4>{}); break;
     case 8: fn(std::integral_constant<int, 8>{}); break;
     default: fn(std::integral_constant<int, 16>{}); break;

@@ -13,6 +13,7 @@ namespace fb {
 namespace {
 
 static_assert(kRouterThreads == kMxThreads, "the sort table is built by a block of the router's size");
+static_assert(router_gemv_stage_bytes(8) <= kFp8GemmSmallMSmemVec4 * 16, "the GEMV's x steps fit F8's buffer");
 static_assert(kDecodeRouterMaxRows <= kRouterTailRows &&
                   kRouterTailRows * kRouterMaxExperts * 4 <= kFp8GemmSmallMSmemVec4 * 16,
               "the last block's staged logits fit F8's buffer");
@@ -50,18 +51,22 @@ template <RouterWeight kW, int kRowTile, int kF8Rows>
 __global__ __launch_bounds__(kRouterThreads) void decode_router_kernel(DecodeArgs a) {
   // 0. F8's blocks: the shared expert's gate_up columns, then done (no ticket, no moe_buf share).
   // One buffer for the two roles (static shared memory is the sum of every declaration): F8's A
-  // phases, or the last router block's staged logits.
+  // phases, or the router GEMV's x steps and then the last router block's staged logits.
   __shared__ float4 smem[kFp8GemmSmallMSmemVec4];
   if (static_cast<int>(blockIdx.x) >= a.router_blocks) {
-    fp8_gemm_small_m_block<Fp8E4m3fnFormat, kF8Rows, kRouterThreads>(
-        a.f8, a.f8b, static_cast<std::int64_t>(blockIdx.x - a.router_blocks) * kF8Columns, smem);
+    // F8 block j: column block j % C of row tile j / C (C column blocks).
+    const std::int64_t j = blockIdx.x - a.router_blocks, columns = (a.f8.cols + kF8Columns - 1) / kF8Columns;
+    Fp8GemmParams p = a.f8;
+    Fp8GemmBuffers b = a.f8b;
+    fp8_gemm_row_slice(p, b, j / columns * kF8Rows, kF8Rows);
+    fp8_gemm_small_m_block<Fp8E4m3fnFormat, kF8Rows, kRouterThreads>(p, b, j % columns * kF8Columns, smem);
     return;
   }
   const auto G = static_cast<unsigned>(a.router_blocks);
 
   // 1. GEMV items and a share of moe_buf.
   for (int item = static_cast<int>(blockIdx.x); item < a.sh.items(); item += a.router_blocks)
-    router_gemv_item<kW, kRowTile>(a.x, a.w, a.partials, a.sh, item);
+    router_gemv_item<kW, kRowTile>(a.x, a.w, a.partials, a.sh, item, reinterpret_cast<std::uint16_t*>(smem));
   const std::uint32_t gtid = blockIdx.x * kRouterThreads + threadIdx.x, gstride = G * kRouterThreads;
   moe_buf_zero_duty<std::uint32_t>(a.moe_buf, a.moe_units, gtid, gstride);
 
@@ -108,13 +113,24 @@ __global__ __launch_bounds__(kRouterThreads) void decode_router_kernel(DecodeArg
                    a.sorted_weights, nullptr, 0, threadIdx.x, kRouterThreads);
 }
 
-// T's tiles: F8's row tile (1, 2, 3, 4, 8, 16) and the router GEMV's (1, 2, 4, 4, 8, 8 for those).
+// T's tiles: the router GEMV's (with_router_decode_row_tile: 1, 2, 4, then 8) and F8's (the
+// small-M kernel's auto rule, fp8_gemm_small_m_auto_tile: 1, 2, 2, then 4), one instance per range
+// of T. F4 always runs F8 at its auto tile (bits do not depend on the tile).
 template <class Fn>
 void with_decode_tiles(std::int64_t rows, Fn&& fn) {
-  with_fp8_gemm_small_m_rows(rows, [&](auto f8_rows) {
-    constexpr int kF8 = decltype(f8_rows)::value;
-    fn(std::integral_constant<int, kF8 == 3 ? 4 : (kF8 == 16 ? 8 : kF8)>{}, f8_rows);
-  });
+  using std::integral_constant;
+  static_assert(fp8_gemm_small_m_auto_tile(1) == 1 && fp8_gemm_small_m_auto_tile(2) == 2 &&
+                    fp8_gemm_small_m_auto_tile(4) == 2 && fp8_gemm_small_m_auto_tile(5) == 4 &&
+                    fp8_gemm_small_m_auto_tile(16) == 4,
+                "the ranges below follow the auto rule");
+  if (rows <= 1)
+    fn(integral_constant<int, 1>{}, integral_constant<int, 1>{});
+  else if (rows <= 2)
+    fn(integral_constant<int, 2>{}, integral_constant<int, 2>{});
+  else if (rows <= 4)
+    fn(integral_constant<int, 4>{}, integral_constant<int, 2>{});
+  else
+    fn(integral_constant<int, 8>{}, integral_constant<int, 4>{});
 }
 
 }  // namespace
@@ -130,7 +146,9 @@ void decode_router_fused_launch(const DecodeRouterParams& p, const DecodeRouterB
                    RouterGateArgs{static_cast<int>(r.rows), static_cast<int>(r.experts), static_cast<int>(r.split_k),
                                   static_cast<int>(r.topk), r.gate, r.routed_scaling, b.router.bias},
                    static_cast<int>(p.block), 0, p.shared, b.shared};
-      const std::int64_t f8_blocks = p.shared.cols > 0 ? (p.shared.cols + kF8Columns - 1) / kF8Columns : 0;
+      constexpr int kF8Rows = decltype(f8_rows)::value;
+      const std::int64_t f8_blocks =
+          p.shared.cols > 0 ? (p.shared.cols + kF8Columns - 1) / kF8Columns * ((r.rows + kF8Rows - 1) / kF8Rows) : 0;
       // Router blocks: one per GEMV item; beside F8's blocks (one block of this kernel fits an SM:
       // about 200 registers a thread), as many as leave one wave for all, but at most two items a block.
       const std::int64_t items = a.sh.items();

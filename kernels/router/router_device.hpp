@@ -53,17 +53,25 @@ __device__ inline void router_load_weights(const void* w, std::int64_t at, float
 
 // One work item by a whole block: lane group g takes expert 8 eg + g, lane l virtual lane l of
 // every row of the tile; partials [S][M][E] of the tile's rows for slice s.
-// Mapping (not order), kBatched: a lane issues the weight loads of kRouterGemvBatch chunks before it
-// uses any (S = 4 and 8 at K = 6144: every chunk of the lane at once), then each row's x loads of
-// the batch together (predicated, not branched, so the compiler can hoist them): the decode-size
-// GEMV and F4 (about 110-180 registers). Not kBatched: one chunk at a time with x loaded per row
-// inside the row test (about 60 registers): F3, whose other blocks run F2's producer and want its
-// occupancy (4 blocks of 256 per SM). The adds stay in chunk order either way.
+// Mapping (not order), kBatched: the slice is walked in steps of kRouterGemvBatch chunks per lane
+// (a step is 32 x 6 chunks = 1536 k: all of a slice at S = 4 and 8, K = 6144). In each step a lane
+// first issues the weight loads of its 6 chunks, then the block copies the tile's x for the step
+// into shared memory (`xs`, router_gemv_stage_bytes: every thread a few 16-byte pieces), and the
+// lanes read x from there. run36's loop read x from global memory per row and chunk, and ptxas
+// kept those loads next to their use: Nsight Compute showed the GEMV stalled on them (long
+// scoreboard, 12.8 of 17.4 cycles per instruction at M = 16), one memory round trip after another.
+// Not kBatched: one chunk at a time with x loaded per row inside the row test (about 60 registers,
+// no shared memory): F3, whose other blocks run F2's producer and want its occupancy (4 blocks of
+// 256 per SM). The adds stay in chunk order either way.
 inline constexpr int kRouterGemvBatch = 6;
+inline constexpr int kRouterGemvStep = 32 * kRouterGemvBatch;  // chunks per step
+
+// Shared memory the batched GEMV item needs for a row tile (bf16 x of one step).
+constexpr int router_gemv_stage_bytes(int row_tile) { return row_tile * kRouterGemvStep * 8 * 2; }
 
 template <RouterWeight kW, int kRowTile, bool kBatched = true>
 __device__ inline void router_gemv_item(const std::uint16_t* x, const void* w, float* partials,
-                                        const RouterGemvShape& sh, int item) {
+                                        const RouterGemvShape& sh, int item, std::uint16_t* xs = nullptr) {
   const int eg = item % sh.expert_groups();
   const int s = (item / sh.expert_groups()) % sh.split_k;
   const int m0 = item / (sh.expert_groups() * sh.split_k) * kRowTile;
@@ -90,7 +98,11 @@ __device__ inline void router_gemv_item(const std::uint16_t* x, const void* w, f
       }
     }
   } else {
-    for (int c0 = lane; c0 < chunks; c0 += 32 * kRouterGemvBatch) {
+    // The tile's x pieces of one step: row r, chunk q (16 bytes) at xs[(r * kRouterGemvStep + q) * 8].
+    constexpr int kPieces = kRowTile * kRouterGemvStep;
+    constexpr int kPiecesPerThread = (kPieces + kRouterThreads - 1) / kRouterThreads;
+    for (int step = 0; step * kRouterGemvStep < chunks; ++step) {
+      const int c0 = step * kRouterGemvStep + lane;
       float wv[kRouterGemvBatch][8];
 #pragma unroll
       for (int i = 0; i < kRouterGemvBatch; ++i) {
@@ -102,20 +114,30 @@ __device__ inline void router_gemv_item(const std::uint16_t* x, const void* w, f
           for (int j = 0; j < 8; ++j) wv[i][j] = 0.0f;
         }
       }
+      Bf16x8 piece[kPiecesPerThread];
+#pragma unroll
+      for (int u = 0; u < kPiecesPerThread; ++u) {
+        const int v = static_cast<int>(threadIdx.x) + u * kRouterThreads, r = v / kRouterGemvStep;
+        const int c = step * kRouterGemvStep + v % kRouterGemvStep;
+        piece[u] = Bf16x8{make_uint4(0, 0, 0, 0)};
+        if (v < kPieces && r < rows && c < chunks)
+          piece[u] = load_bf16x8(x + static_cast<std::int64_t>(m0 + r) * sh.hidden + k0 + static_cast<std::int64_t>(c) * 8);
+      }
+      __syncthreads();  // the previous step's (or item's) readers are done with xs
+#pragma unroll
+      for (int u = 0; u < kPiecesPerThread; ++u) {
+        const int v = static_cast<int>(threadIdx.x) + u * kRouterThreads;
+        if (v < kPieces) store_bf16x8(xs + static_cast<std::int64_t>(v) * 8, piece[u]);
+      }
+      __syncthreads();
 #pragma unroll
       for (int r = 0; r < kRowTile; ++r) {
-        const std::uint16_t* xr = x + static_cast<std::int64_t>(m0 + (r < rows ? r : 0)) * sh.hidden + k0;
-        Bf16x8 xv[kRouterGemvBatch];
-#pragma unroll
-        for (int i = 0; i < kRouterGemvBatch; ++i) {
-          const int c = c0 + 32 * i;
-          xv[i] = load_bf16x8(xr + static_cast<std::int64_t>(c < chunks ? c : 0) * 8);
-        }
 #pragma unroll
         for (int i = 0; i < kRouterGemvBatch; ++i) {
           if (c0 + 32 * i >= chunks) continue;
+          const Bf16x8 xv = load_bf16x8(xs + (r * kRouterGemvStep + lane + 32 * i) * 8);
 #pragma unroll
-          for (int j = 0; j < 8; ++j) acc[r] = acc[r] + bf16x8_element(xv[i], j) * wv[i][j];
+          for (int j = 0; j < 8; ++j) acc[r] = acc[r] + bf16x8_element(xv, j) * wv[i][j];
         }
       }
     }

@@ -11,6 +11,7 @@
 //                               logits and gates them (no reduce launch)
 // fused = GEMV + fused gate (2 launches; 1 at M <= 16); chain = GEMV + reduce + gate (3 launches;
 // 2 at M <= 16).
+#include "core/errors.hpp"
 #include "kernels/common/gpu_check.hpp"
 #include "kernels/fp8_quant/fp8_quant_device.hpp"
 #include "kernels/router/router_device.hpp"
@@ -30,12 +31,17 @@ __global__ __launch_bounds__(kRouterThreads) void router_gemv_kernel(const std::
                                                                      float* partials, float* logits,
                                                                      RouterGemvShape sh, RouterGateArgs gate,
                                                                      std::int32_t* ids, float* weights) {
-  router_gemv_item<kW, kRowTile>(x, w, partials, sh, static_cast<int>(blockIdx.x));
+  // One buffer: the GEMV's x steps, then (the last block, gate tail) the staged logits.
+  constexpr int kStageBytes = kTail == GemvTail::gate ? kRouterTailRows * kRouterMaxExperts * 4 : 0;
+  constexpr int kBytes = router_gemv_stage_bytes(kRowTile) > kStageBytes ? router_gemv_stage_bytes(kRowTile) : kStageBytes;
+  __shared__ uint4 smem[kBytes / 16];
+  router_gemv_item<kW, kRowTile>(x, w, partials, sh, static_cast<int>(blockIdx.x), reinterpret_cast<std::uint16_t*>(smem));
   if constexpr (kTail == GemvTail::none) return;
   if (!router_last_block(&router_gemv_tickets, gridDim.x)) return;
   if constexpr (kTail == GemvTail::gate) {
-    // The fused gate of every row (router_gate_kernel<true>'s arithmetic) from the staged logits.
-    __shared__ float stage[kRouterTailRows * kRouterMaxExperts];
+    // The fused gate of every row (router_gate_kernel<true>'s arithmetic) from the staged logits
+    // (router_last_block's barrier: every thread's GEMV reads of the buffer are done).
+    float* stage = reinterpret_cast<float*>(smem);
     router_block_logits(partials, logits, sh.rows, sh.experts, sh.split_k, stage);
     __syncthreads();
     router_block_gate(gate, stage, ids, weights);
@@ -84,15 +90,23 @@ void gemv_launch(const RouterParams& p, const RouterBuffers& b, GemvTail tail, v
       const RouterGateArgs g = gate_args(p, b);
       const auto grid = static_cast<unsigned>(sh.items());
       auto* s = static_cast<hipStream_t>(stream);
-      if (tail == GemvTail::gate)
-        router_gemv_kernel<kW, kTile, GemvTail::gate>
-            <<<grid, kRouterThreads, 0, s>>>(b.x, b.w, b.partials, b.logits, sh, g, b.topk_ids, b.topk_weights);
-      else if (tail == GemvTail::logits)
-        router_gemv_kernel<kW, kTile, GemvTail::logits>
-            <<<grid, kRouterThreads, 0, s>>>(b.x, b.w, b.partials, b.logits, sh, g, b.topk_ids, b.topk_weights);
-      else
-        router_gemv_kernel<kW, kTile, GemvTail::none>
-            <<<grid, kRouterThreads, 0, s>>>(b.x, b.w, b.partials, b.logits, sh, g, b.topk_ids, b.topk_weights);
+      // The tails run at M <= 16 only, where the tile is at most 8 (with_router_decode_row_tile):
+      // no tile-16 instance of them (its x steps fill the 48 KB of static shared memory already).
+      if constexpr (kTile <= 8) {
+        if (tail == GemvTail::gate) {
+          router_gemv_kernel<kW, kTile, GemvTail::gate>
+              <<<grid, kRouterThreads, 0, s>>>(b.x, b.w, b.partials, b.logits, sh, g, b.topk_ids, b.topk_weights);
+          return;
+        }
+        if (tail == GemvTail::logits) {
+          router_gemv_kernel<kW, kTile, GemvTail::logits>
+              <<<grid, kRouterThreads, 0, s>>>(b.x, b.w, b.partials, b.logits, sh, g, b.topk_ids, b.topk_weights);
+          return;
+        }
+      }
+      if (tail != GemvTail::none) throw InputError("the router GEMV's own reduce or gate takes at most 16 rows");
+      router_gemv_kernel<kW, kTile, GemvTail::none>
+          <<<grid, kRouterThreads, 0, s>>>(b.x, b.w, b.partials, b.logits, sh, g, b.topk_ids, b.topk_weights);
     });
   });
   gpu_check_launch("router_gemv_kernel");
