@@ -5,8 +5,8 @@
 // moe_gemm_math.hpp.
 //
 // Matrix unit (NVIDIA sm_80 and later): mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32. Its K of
-// 32 is exactly one MX block, so one instruction with a zero accumulator gives the block sums S_q
-// of a 16 x 8 tile. Each e2m1 code becomes the int8 2 * value (an integer in [-12, 12]): integer
+// 32 is exactly one MX block, so one instruction with a constant accumulator gives the block sums
+// S_q of a 16 x 8 tile (zero; the K loop starts it at a bias that makes the sums fp32 bit patterns). Each e2m1 code becomes the int8 2 * value (an integer in [-12, 12]): integer
 // multiply-adds into int32 are exact whatever the hardware's order (|S_q| <= 4608). Fragments
 // (lane = 4 * group + quad; PTX ISA, "Matrix Fragments for mma.m16n8k32"), in the MMA's logical k:
 //   A 16 x 32 row-major  a0: row group, k 4q..4q+3     a1: row group + 8, k 4q..
@@ -26,6 +26,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <type_traits>
 
 #include "kernels/moe_gemm/moe_gemm_fragments.hpp"
 #include "kernels/moe_gemm/moe_gemm.hpp"
@@ -47,8 +50,8 @@ FB_HD int moe_exact_warps(std::int64_t cols, std::int64_t per_warp) {
 }
 
 #if FB_MOE_INT8_MMA
-__device__ inline void mx_mma_block_sums(const MxAFragment& fa, const MxBFragment& fb, int (&c)[4]) {
-  const int zero = 0;
+// C = A B + bias in every position (the K loop's kMxSumBias; 0 for the plain sums).
+__device__ inline void mx_mma_block_sums(const MxAFragment& fa, const MxBFragment& fb, int (&c)[4], int bias = 0) {
   // mma.sync.aligned must be reached by all 32 lanes converged on this very instruction. The
   // callers branch per lane just before it (the L2 prefetch of lane quad 0, the padding columns'
   // null B operand), and a non-volatile asm may be duplicated into such branches by the compiler:
@@ -58,7 +61,7 @@ __device__ inline void mx_mma_block_sums(const MxAFragment& fa, const MxBFragmen
   asm volatile(
       "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};"
       : "=r"(c[0]), "=r"(c[1]), "=r"(c[2]), "=r"(c[3])
-      : "r"(fa.a[0]), "r"(fa.a[1]), "r"(fa.a[2]), "r"(fa.a[3]), "r"(fb.b[0]), "r"(fb.b[1]), "r"(zero));
+      : "r"(fa.a[0]), "r"(fa.a[1]), "r"(fa.a[2]), "r"(fa.a[3]), "r"(fb.b[0]), "r"(fb.b[1]), "r"(bias));
 }
 #endif
 
@@ -139,16 +142,260 @@ struct MxChunk {
   }
 };
 
+// The software-pipelined K loop of the exact GEMM. At decode a CTA's 4 warps are nearly all an SM
+// holds (about 4 warps per SM at T = 3), so one block's chain (loads, conversion, MMA, promotion)
+// is not hidden by other warps; and the `__syncwarp` + volatile MMA of each block is a barrier that
+// no load moves across. So the loop is pipelined in source: a stage is kU consecutive blocks, and
+// every operand of a stage (weight words of both rows of each tile, weight scale bytes, the live
+// groups' activation words and activation scale bytes) is in registers, or in flight, before the
+// stage's first MMA: each block's slot is refilled with the next stage's block as soon as its words
+// are converted, before its MMA. So the next stage's loads are issued behind no MMA they do not
+// need, and kU blocks' conversion and promotion chains are independent work for the scheduler.
+// (A full second stage of registers, ping-pong, spilled at 128 registers under ptxas' schedule.)
+// The arithmetic is untouched: the same block sums, promoted block by block in ascending K into
+// the same accumulators.
+
+// The block sums come out of the MMA as fp32 bit patterns: its int32 accumulator starts at the bits
+// of 1.5 * 2^23, so a sum S (|S| <= 4608 < 2^22) ends as the bits of 1.5 * 2^23 + S (same exponent)
+// and one exact fp32 subtraction gives float(S), the value the int-to-float conversion gave. The
+// add rides in the MMA; the conversion (I2F, a narrower pipe than FADD) leaves the loop.
+inline constexpr int kMxSumBias = 0x4B400000;
+FB_HD float mx_biased_sum_to_float(int biased) {
+  return bits_float(static_cast<std::uint32_t>(biased)) - 12582912.0f;  // - 1.5 * 2^23: exact
+}
+FB_HD float mx_block_promote_biased(float acc, int biased, float quarter_scale_a, float scale_w) {
+  return acc + (mx_biased_sum_to_float(biased) * quarter_scale_a) * scale_w;
+}
+
+// Blocks per stage (the pipeline's U) where the chunk holds one token (decode: odd C columns
+// skipped), and where odd columns or two groups are live (more registers a block). Chosen from
+// ptxas' numbers (sm_90a, CUDA 13.0): stage 1 within 128 registers (its __launch_bounds__(128, 4)),
+// stage 2 within 96 (5 CTAs of 4 warps per SM: at T = 3 its 576 CTAs fit one wave of 132 x 5),
+// both without spills; U = 4 for stage 1's odd path spilled, so did U = 2 for stage 2's.
+inline constexpr int kStage1Blocks = 4, kStage1BlocksOdd = 2;
+inline constexpr int kStage2Blocks = 4, kStage2BlocksOdd = 1;
+
+// kU weight-scale bytes of one row (blocks y0 .. y0 + kU - 1, byte u = block y0 + u) in one load:
+// the caller guarantees kU-byte alignment (nb % 4 == 0, an aligned base, y0 % kU == 0).
+template <int kU>
+FB_HD std::uint32_t mx_load_scale_bytes(const std::uint8_t* p) {
+  static_assert(kU == 1 || kU == 2 || kU == 4, "1, 2 or 4 blocks per stage");
+  if constexpr (kU == 4) {
+    return load_u32(p);
+  } else if constexpr (kU == 2) {
+#if FB_DEVICE_PASS
+    return *reinterpret_cast<const std::uint16_t*>(p);
+#else
+    std::uint16_t v;
+    std::memcpy(&v, p, 2);
+    return v;
+#endif
+  } else {
+    return *p;
+  }
+}
+
+// One lane's loop-invariant addresses.
+template <int kTiles, int kG>
+struct MxLane {
+  const std::uint8_t* w[kTiles];   // row `group` of each tile, + 4 quad: the lane's weight word
+  const std::uint8_t* ws[kTiles];  // the scale row of row `group`
+  std::int64_t w_hi, ws_hi;        // row group + 8 of the tile: 8 rows further
+  const std::uint8_t* x[kG];       // B operand: sorted row `group` of the group, + 4 quad (nullptr: padding)
+  const std::uint8_t* xs0[kG];     // scale byte of C column 2 quad at block 0 (nullptr: padding)
+  const std::uint8_t* xs1[kG];     // of column 2 quad + 1
+  const std::uint8_t* c0[kG];      // the scalar path only (no MMA): rows of the two C columns
+  const std::uint8_t* c1[kG];
+  int quad;
+};
+
+// One stage's operands, block u in slot u. kOdd: some C column 2 quad + 1 is live (false: the
+// group holds one token, as at decode, so odd columns are padding for every lane: their scale
+// bytes and promotions are skipped; their sums are never stored).
+template <int kTiles, int kG, int kU, bool kOdd>
+struct MxStage {
+  std::uint32_t w[kU][kTiles][2];          // weight words, rows group and group + 8
+  std::uint32_t x[kU][kG];                 // B operand words (0 for padding: code 0 is +0)
+  std::uint32_t xs[kU][kG][kOdd ? 2 : 1];  // activation scale bytes of the C columns (127 for padding)
+};
+
+// The weight scale bytes of one stage: byte u of each row's word is block y0 + u.
+template <int kTiles>
+struct MxScaleWords {
+  std::uint32_t w[kTiles][2];
+};
+
+template <int kTiles, int kG, int kU>
+FB_HD void mx_scale_words_load(MxScaleWords<kTiles>& ws, const MxLane<kTiles, kG>& L, std::int64_t y0) {
+#pragma unroll
+  for (int t = 0; t < kTiles; ++t) {
+    ws.w[t][0] = mx_load_scale_bytes<kU>(L.ws[t] + y0);
+    ws.w[t][1] = mx_load_scale_bytes<kU>(L.ws[t] + L.ws_hi + y0);
+  }
+}
+
+// Block y0 + u into slot u; sb = mx_scale_block_part(y0), and mx_scale_block_part(y0 + u) =
+// sb + 64 u because y0 % 4 + u < 4 (y0 is a multiple of kU, which divides 4).
+template <int kTiles, int kG, int kU, bool kOdd>
+FB_HD void mx_block_load(MxStage<kTiles, kG, kU, kOdd>& st, int u, const MxLane<kTiles, kG>& L, std::int64_t y0,
+                         std::uint32_t sb) {
+  const std::int64_t at = 16 * (y0 + u);
+#pragma unroll
+  for (int t = 0; t < kTiles; ++t) {
+    st.w[u][t][0] = load_u32(L.w[t] + at);
+    st.w[u][t][1] = load_u32(L.w[t] + L.w_hi + at);
+  }
+#pragma unroll
+  for (int g = 0; g < kG; ++g) {
+    st.x[u][g] = L.x[g] ? load_u32(L.x[g] + at) : 0u;
+    st.xs[u][g][0] = L.xs0[g] ? L.xs0[g][sb + 64 * u] : 127u;
+    if constexpr (kOdd) st.xs[u][g][1] = L.xs1[g] ? L.xs1[g][sb + 64 * u] : 127u;
+  }
+}
+
+#if !FB_DEVICE_PASS
+// The CPU simulation checks that the pipeline staged the words its scalar sums read: a wrong
+// stage or block offset in the loads then fails the tests instead of passing unseen (the scalar
+// sums read memory directly, not the staged words).
+inline void mx_check_staged(std::uint32_t staged, const std::uint8_t* p) {
+  if (staged != (p ? load_u32(p) : 0u)) {
+    std::fprintf(stderr, "mx_warp_gemm: a staged word is not the one its block holds\n");
+    std::abort();
+  }
+}
+#endif
+
+// Blocks y0 .. y0 + kU - 1 (loaded in `st`, weight scales in `ws`), in ascending K. As each
+// block's words are converted, its slot is refilled with block u of the stage at y_next and the
+// load is issued before the block's MMA, so the loads of the next stage are in flight behind the
+// MMAs of this one (the software pipeline's second buffer is the slot just consumed; a full second
+// stage of registers does not fit 128 with the ptxas schedule). `ws_next` gets y_next's scale words.
+template <int kTiles, int kG, int kU, bool kOdd>
+FB_HD void mx_stage_compute(MxStage<kTiles, kG, kU, kOdd>& st, const MxScaleWords<kTiles>& ws,
+                            MxScaleWords<kTiles>& ws_next, const MxLane<kTiles, kG>& L, std::int64_t y0,
+                            std::int64_t y_next, float (&acc)[kGroups][kTiles][4]) {
+  mx_scale_words_load<kTiles, kG, kU>(ws_next, L, y_next);
+  const std::uint32_t sb_next = mx_scale_block_part(y_next);
+#pragma unroll
+  for (int u = 0; u < kU; ++u) {
+    int d[kG][kTiles][4];  // biased block sums (kMxSumBias)
+#if FB_MOE_INT8_MMA
+    MxAFragment fa[kTiles];
+    MxBFragment fb[kG];
+#pragma unroll
+    for (int t = 0; t < kTiles; ++t) fa[t] = mx_a_fragment_from_words(st.w[u][t][0], st.w[u][t][1]);
+#pragma unroll
+    for (int g = 0; g < kG; ++g) fb[g] = mx_b_fragment_from_word(st.x[u][g]);
+#else
+    const std::int64_t at = 16 * (y0 + u);
+#pragma unroll
+    for (int t = 0; t < kTiles; ++t) {
+      const std::uint8_t* lo = L.w[t] - 4 * L.quad + at;
+      const std::uint8_t* hi = lo + L.w_hi;
+#if !FB_DEVICE_PASS
+      mx_check_staged(st.w[u][t][0], lo + 4 * L.quad);
+      mx_check_staged(st.w[u][t][1], hi + 4 * L.quad);
+#endif
+#pragma unroll
+      for (int g = 0; g < kG; ++g) {
+#if !FB_DEVICE_PASS
+        if (t == 0) mx_check_staged(st.x[u][g], L.x[g] ? L.x[g] + at : nullptr);
+#endif
+        const std::uint8_t* c0 = L.c0[g] ? L.c0[g] + at : nullptr;
+        const std::uint8_t* c1 = L.c1[g] ? L.c1[g] + at : nullptr;
+        d[g][t][0] = (c0 ? mx_block_sum_quarters(lo, c0) : 0) + kMxSumBias;
+        d[g][t][1] = (c1 ? mx_block_sum_quarters(lo, c1) : 0) + kMxSumBias;
+        d[g][t][2] = (c0 ? mx_block_sum_quarters(hi, c0) : 0) + kMxSumBias;
+        d[g][t][3] = (c1 ? mx_block_sum_quarters(hi, c1) : 0) + kMxSumBias;
+      }
+    }
+#endif
+    // The scale bytes of block u leave the slot before it is refilled.
+    std::uint32_t xs[kG][kOdd ? 2 : 1];
+#pragma unroll
+    for (int g = 0; g < kG; ++g)
+#pragma unroll
+      for (int c = 0; c < (kOdd ? 2 : 1); ++c) xs[g][c] = st.xs[u][g][c];
+    mx_block_load(st, u, L, y_next, sb_next);  // the next stage's block u, before this block's MMA
+#if FB_MOE_INT8_MMA
+#pragma unroll
+    for (int g = 0; g < kG; ++g)
+#pragma unroll
+      for (int t = 0; t < kTiles; ++t) mx_mma_block_sums(fa[t], fb[g], d[g][t], kMxSumBias);
+#endif
+    float xw[kTiles][2];
+#pragma unroll
+    for (int t = 0; t < kTiles; ++t)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) xw[t][h] = e8m0_to_float(static_cast<std::uint8_t>(ws.w[t][h] >> (8 * u)));
+#pragma unroll
+    for (int g = 0; g < kG; ++g) {
+      // 2^(sa-129) of the lane's two C columns (padding: scale 127, its sums are 0 and never stored).
+      const float xa_0 = mx_quarter_scale(static_cast<std::uint8_t>(xs[g][0]));
+#pragma unroll
+      for (int t = 0; t < kTiles; ++t) {
+        acc[g][t][0] = mx_block_promote_biased(acc[g][t][0], d[g][t][0], xa_0, xw[t][0]);
+        acc[g][t][2] = mx_block_promote_biased(acc[g][t][2], d[g][t][2], xa_0, xw[t][1]);
+      }
+      if constexpr (kOdd) {
+        const float xa_1 = mx_quarter_scale(static_cast<std::uint8_t>(xs[g][1]));
+#pragma unroll
+        for (int t = 0; t < kTiles; ++t) {
+          acc[g][t][1] = mx_block_promote_biased(acc[g][t][1], d[g][t][1], xa_1, xw[t][0]);
+          acc[g][t][3] = mx_block_promote_biased(acc[g][t][3], d[g][t][3], xa_1, xw[t][1]);
+        }
+      }
+    }
+  }
+  (void)y0;
+}
+
+// Every 8 blocks, ask for the weight line 16 blocks ahead (one 128-byte line of a row holds 8
+// blocks), when the row has it: the lane's own row (`pf`, one of the warp's 32), so every lane
+// issues one prefetch and there is no per-lane branch in front of the MMAs.
+FB_HD void mx_prefetch_ahead(const std::uint8_t* pf, std::int64_t y0, std::int64_t nb) {
+  if (pf && (y0 & 7) == 0 && y0 + 16 < nb) prefetch_l2(pf + 16 * y0 + 256);
+}
+
+// The whole K loop in stages of kU blocks (nb % kU == 0). Past the last stage the "next" loads
+// re-read the current one (in bounds, never used): no branch.
+template <int kTiles, int kG, int kU, bool kOdd, bool kLead>
+FB_HD void mx_k_loop(const MxLane<kTiles, kG>& L, const std::uint8_t* pf, std::int64_t nb,
+                     float (&acc)[kGroups][kTiles][4]) {
+  const std::int64_t stages = nb / kU;
+  if (stages == 0) return;
+  // kLead: line 1 of the lane's row now (the loop asks for line 2 at block 0, line 3 at block 8,
+  // ...): a short K (stage 2: 24 blocks) otherwise meets its second line at full DRAM latency.
+  // Stage 1 (192 blocks) goes without: there it tipped ptxas into spills.
+  if (kLead && pf && nb > 8) prefetch_l2(pf + 128);
+  MxStage<kTiles, kG, kU, kOdd> st;
+  MxScaleWords<kTiles> ws;
+  mx_scale_words_load<kTiles, kG, kU>(ws, L, 0);
+#pragma unroll
+  for (int u = 0; u < kU; ++u) mx_block_load(st, u, L, 0, 0u);
+#pragma unroll 1
+  for (std::int64_t s = 0; s < stages; ++s) {
+    const std::int64_t y0 = s * kU;
+    mx_prefetch_ahead(pf, y0, nb);
+    MxScaleWords<kTiles> ws_next;
+    mx_stage_compute(st, ws, ws_next, L, y0, s + 1 < stages ? y0 + kU : y0, acc);
+    ws = ws_next;  // kTiles * 2 register moves a stage
+  }
+}
+
 // One warp's share of the exact GEMM, swapped so that the weights fill the MMA's 16 rows and the
 // sorted rows its 8 columns (a decode sort block holds a few tokens: 8 columns waste less than 16
 // rows would): for kTiles tiles of 16 weight rows (w_rows[t] .. + 15) and the live 8-row groups of
 // rows chunk .. chunk + kChunkRows - 1, acc[g][t][i] accumulates the canonical order over every
 // 32-K block. Returns the number of live groups (padding fills the tail of a sort block, so they
-// are a prefix).
-template <int kTiles>
+// are a prefix). Stages of kStage blocks (one token in the chunk) or kStageOdd (more) where the
+// weight scale rows allow one load for a stage's bytes (nb % 4 == 0 and a 4-byte aligned base, as
+// on every m31 shape); otherwise stages of one block (the same loop). kLead: see mx_k_loop.
+template <int kTiles, int kStage, int kStageOdd, bool kLead>
 FB_HD int mx_warp_gemm(const MxChunk& ch, int chunk, int block, const std::uint8_t* w, const std::uint8_t* w_scales,
                        const std::int64_t (&w_rows)[kTiles], std::int64_t nb, int lane,
                        float (&acc)[kGroups][kTiles][4]) {
+  static_assert(kTiles == 1 || kTiles == 2, "the prefetch spreads 2 kTiles rows over the 4 quads");
   const int group = lane >> 2, quad = lane & 3;
   int groups = 0;
   while (groups < kGroups && chunk + 8 * groups < block && ch.offset(chunk + 8 * groups) != kPadRow) ++groups;
@@ -158,73 +405,59 @@ FB_HD int mx_warp_gemm(const MxChunk& ch, int chunk, int block, const std::uint8
     for (int t = 0; t < kTiles; ++t)
 #pragma unroll
       for (int i = 0; i < 4; ++i) acc[g][t][i] = 0.0f;
-  // This lane's weight rows (group and group + 8 of each tile) and scale rows.
-  const std::int64_t w_hi = 8 * ch.row_bytes, s_hi = 8 * nb;
-  const std::uint8_t* w_lo[kTiles];
-  const std::uint8_t* s_lo[kTiles];
-#pragma unroll
-  for (int t = 0; t < kTiles; ++t) {
-    w_lo[t] = w + (w_rows[t] + group) * ch.row_bytes;
-    s_lo[t] = w_scales + (w_rows[t] + group) * nb;
-  }
-  // Per group: the sorted rows of the lane's B operand (row `group`) and of its two C columns
-  // (rows 2*quad, 2*quad + 1), and the scale-address row part of the first (the second is + 4:
-  // the two share their 16-row half, as the block and the chunk start at multiples of 16).
-  std::uint32_t off_b[kGroups], off_0[kGroups], off_1[kGroups], scale_row[kGroups];
-#pragma unroll
-  for (int g = 0; g < kGroups; ++g) {
-    const bool live = g < groups;
-    off_b[g] = live ? ch.offset(chunk + 8 * g + group) : kPadRow;
-    off_0[g] = live ? ch.offset(chunk + 8 * g + 2 * quad) : kPadRow;
-    off_1[g] = live ? ch.offset(chunk + 8 * g + 2 * quad + 1) : kPadRow;
-    scale_row[g] = mx_scale_row_part(ch.first + chunk + 8 * g + 2 * quad, ch.pad);
-  }
-#pragma unroll 1
-  for (std::int64_t y = 0; y < nb; ++y) {
-    const std::int64_t at = 16 * y;
-    // Every 8 blocks (one 128-byte line of a weight row), lane quad 0 asks for the line 16 blocks
-    // ahead when the row has it (the loop is not unrolled: this hides the loads' latency).
-    if ((y & 7) == 0 && quad == 0 && y + 16 < nb) {
-#pragma unroll
-      for (int t = 0; t < kTiles; ++t) {
-        prefetch_l2(w_lo[t] + at + 256);
-        prefetch_l2(w_lo[t] + w_hi + at + 256);
-      }
-    }
-    MxAFragment fa[kTiles];
-    float xw_lo[kTiles], xw_hi[kTiles];
+  if (groups == 0) return 0;
+  // Row 1 of the chunk live: some odd C column holds a token (rows are a prefix of the block).
+  const bool odd = groups > 1 || (chunk + 1 < block && ch.offset(chunk + 1) != kPadRow);
+  const bool packed = nb % 4 == 0 && (reinterpret_cast<std::uintptr_t>(w_scales) & 3u) == 0;
+  // This lane's prefetch row: tile quad / 2, row group + 8 (quad % 2). Static indices only (an
+  // index by quad would put w_rows in local memory).
+  const std::int64_t tile_step = w_rows[kTiles - 1] - w_rows[0];
+  const std::uint8_t* pf = kTiles == 1 && quad >= 2 ? nullptr
+                                                    : w + (w_rows[0] + ((quad & 2) ? tile_step : 0) + group + 8 * (quad & 1)) * ch.row_bytes;
+
+  const auto run = [&](auto groups_tag, auto stage_tag, auto odd_tag) {
+    constexpr int kG = decltype(groups_tag)::value, kU = decltype(stage_tag)::value;
+    constexpr bool kOdd = decltype(odd_tag)::value;
+    MxLane<kTiles, kG> L;
+    L.quad = quad;
+    L.w_hi = 8 * ch.row_bytes;
+    L.ws_hi = 8 * nb;
 #pragma unroll
     for (int t = 0; t < kTiles; ++t) {
-#if FB_MOE_INT8_MMA
-      fa[t] = mx_a_fragment(w_lo[t] + at, w_lo[t] + w_hi + at, quad);
-#else
-      fa[t] = MxAFragment{{0u, 0u, 0u, 0u}};
-#endif
-      xw_lo[t] = e8m0_to_float(s_lo[t][y]);
-      xw_hi[t] = e8m0_to_float(s_lo[t][s_hi + y]);
+      L.w[t] = w + (w_rows[t] + group) * ch.row_bytes + 4 * quad;
+      L.ws[t] = w_scales + (w_rows[t] + group) * nb;
     }
-    const std::uint32_t scale_block = mx_scale_block_part(y);
+    // Per group: the sorted rows of the lane's B operand (row `group`) and of its two C columns
+    // (rows 2 quad, 2 quad + 1); the second column's scale row is the first's + 4 (the two share
+    // their 16-row half, as the block and the chunk start at multiples of 16).
 #pragma unroll
-    for (int g = 0; g < kGroups; ++g) {
-      if (g >= groups) break;  // warp-uniform
-      // 2^(sa-129) of the lane's two C columns (padding: its sums are 0 and never stored).
-      const float xa_0 = mx_quarter_scale(off_0[g] != kPadRow ? ch.act_scales[scale_row[g] + scale_block] : std::uint8_t{127});
-      const float xa_1 =
-          mx_quarter_scale(off_1[g] != kPadRow ? ch.act_scales[scale_row[g] + 4 + scale_block] : std::uint8_t{127});
-      const std::uint8_t* cb = off_b[g] != kPadRow ? ch.act + off_b[g] + at : nullptr;
-      const std::uint8_t* c0 = off_0[g] != kPadRow ? ch.act + off_0[g] + at : nullptr;
-      const std::uint8_t* c1 = off_1[g] != kPadRow ? ch.act + off_1[g] + at : nullptr;
-#pragma unroll
-      for (int t = 0; t < kTiles; ++t) {
-        int c[4];
-        mx_tile_block_sums(fa[t], w_lo[t] + at, w_lo[t] + w_hi + at, cb, c0, c1, quad, c);
-        acc[g][t][0] = mx_block_promote_scaled(acc[g][t][0], c[0], xa_0, xw_lo[t]);
-        acc[g][t][1] = mx_block_promote_scaled(acc[g][t][1], c[1], xa_1, xw_lo[t]);
-        acc[g][t][2] = mx_block_promote_scaled(acc[g][t][2], c[2], xa_0, xw_hi[t]);
-        acc[g][t][3] = mx_block_promote_scaled(acc[g][t][3], c[3], xa_1, xw_hi[t]);
-      }
+    for (int g = 0; g < kG; ++g) {
+      const bool live = g < groups;  // (kG = 2 with one live group: the unpacked path)
+      const std::uint32_t off_b = live ? ch.offset(chunk + 8 * g + group) : kPadRow;
+      const std::uint32_t off_0 = live ? ch.offset(chunk + 8 * g + 2 * quad) : kPadRow;
+      const std::uint32_t off_1 = live ? ch.offset(chunk + 8 * g + 2 * quad + 1) : kPadRow;
+      const std::uint8_t* xs = ch.act_scales + mx_scale_row_part(ch.first + chunk + 8 * g + 2 * quad, ch.pad);
+      L.x[g] = off_b != kPadRow ? ch.act + off_b + 4 * quad : nullptr;
+      L.xs0[g] = off_0 != kPadRow ? xs : nullptr;
+      L.xs1[g] = off_1 != kPadRow ? xs + 4 : nullptr;
+      L.c0[g] = off_0 != kPadRow ? ch.act + off_0 : nullptr;
+      L.c1[g] = off_1 != kPadRow ? ch.act + off_1 : nullptr;
     }
-  }
+    mx_k_loop<kTiles, kG, kU, kOdd, kLead>(L, pf, nb, acc);
+  };
+  using G1 = std::integral_constant<int, 1>;
+  using G2 = std::integral_constant<int, 2>;
+  using U1 = std::integral_constant<int, 1>;
+  using Odd = std::true_type;
+  using UOdd = std::integral_constant<int, kStageOdd>;
+  if (!packed)  // stages of one block; a single dead group costs its MMAs (odd shapes only)
+    run(G2{}, U1{}, Odd{});
+  else if (groups == 2)
+    run(G2{}, UOdd{}, Odd{});
+  else if (odd)
+    run(G1{}, UOdd{}, Odd{});
+  else
+    run(G1{}, std::integral_constant<int, kStage>{}, std::false_type{});
   return groups;
 }
 
@@ -276,7 +509,7 @@ FB_HD void moe_stage1_exact_warp(const Stage1Args& a, const std::int32_t* entrie
   const std::int64_t w_rows[2] = {e * 2 * I + n0, e * 2 * I + I + n0};  // gate, up
   for (int chunk = 0; chunk < a.block; chunk += kChunkRows) {
     float acc[kGroups][2][4];
-    const int groups = mx_warp_gemm<2>(ch, chunk, static_cast<int>(a.block), a.w13, a.w13_scales, w_rows, nb, lane, acc);
+    const int groups = mx_warp_gemm<2, kStage1Blocks, kStage1BlocksOdd, false>(ch, chunk, static_cast<int>(a.block), a.w13, a.w13_scales, w_rows, nb, lane, acc);
     if (groups == 0) break;
 #pragma unroll
     for (int g = 0; g < kGroups; ++g) {
@@ -303,7 +536,7 @@ FB_HD void moe_stage2_exact_warp(const Stage2Args& a, const std::int32_t* entrie
   const std::int64_t w_rows[2] = {e * K + d0, e * K + d0 + 16};
   for (int chunk = 0; chunk < a.block; chunk += kChunkRows) {
     float acc[kGroups][2][4];
-    const int groups = mx_warp_gemm<2>(ch, chunk, static_cast<int>(a.block), a.w2, a.w2_scales, w_rows, nb, lane, acc);
+    const int groups = mx_warp_gemm<2, kStage2Blocks, kStage2BlocksOdd, true>(ch, chunk, static_cast<int>(a.block), a.w2, a.w2_scales, w_rows, nb, lane, acc);
     if (groups == 0) break;
 #pragma unroll
     for (int g = 0; g < kGroups; ++g) {

@@ -9,8 +9,8 @@
 //          the CUDA cores in K order; gate and up of an element sit at the same fragment position,
 //          so SwiGLU runs in registers. Code: moe_gemm_exact.hpp (shared with the CPU simulation).
 //   plain  one thread per output column, each row of the sort block in turn, scalar integer sums.
-// No split-K, no atomics: deterministic. A first, correct version: no shared-memory staging or
-// pipelining yet (README: "Speed").
+// No split-K, no atomics: deterministic. The K loop is software-pipelined in registers (stages of
+// 4 blocks at decode, moe_gemm_exact.hpp); no shared-memory staging yet (README: "Speed").
 #include "kernels/common/gpu_check.hpp"
 #include "kernels/moe_gemm/moe_gemm.hpp"
 #include "kernels/moe_gemm/moe_gemm_exact.hpp"
@@ -23,7 +23,8 @@ constexpr int kPlainThreads = 128;   // plain: columns per CTA
 constexpr int kMaxBlock = 128;       // B
 
 
-// At most 4 warps; 4 CTAs per SM (128 registers) so 16 warps stream weights at decode.
+// At most 4 warps; 4 CTAs per SM (128 registers: ptxas fills them with the pipelined K loop, no
+// spills) so 16 warps stream weights at decode.
 template <bool kOai>
 __global__ __launch_bounds__(128, 4) void moe_stage1_exact_kernel(Stage1Args a) {
   const std::int64_t valid = moe_valid_entries(a.num_valid_ids[0], a.max_entries);

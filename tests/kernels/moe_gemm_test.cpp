@@ -141,11 +141,24 @@ TEST(MoeGemmMath, ScaledPromotionEqualsTheCanonicalOne) {
           const float want = mx_block_promote(acc, q, static_cast<std::uint8_t>(sa), static_cast<std::uint8_t>(sw));
           const float got = mx_block_promote_scaled(acc, q, mx_quarter_scale(static_cast<std::uint8_t>(sa)),
                                                     e8m0_to_float(static_cast<std::uint8_t>(sw)));
-          if (std::isnan(want))
+          // The K loop's form: the sum arrives biased (kMxSumBias), the same value after one subtraction.
+          const float biased = mx_block_promote_biased(acc, q + kMxSumBias, mx_quarter_scale(static_cast<std::uint8_t>(sa)),
+                                                       e8m0_to_float(static_cast<std::uint8_t>(sw)));
+          if (std::isnan(want)) {
             ASSERT_TRUE(std::isnan(got)) << sa << " " << sw << " " << q;
-          else
+            ASSERT_TRUE(std::isnan(biased)) << sa << " " << sw << " " << q;
+          } else {
             ASSERT_EQ(float_bits(got), float_bits(want)) << sa << " " << sw << " " << q << " " << acc;
+            ASSERT_EQ(float_bits(biased), float_bits(want)) << sa << " " << sw << " " << q << " " << acc;
+          }
         }
+}
+
+// The exact kernels' block sums leave the MMA biased by the bits of 1.5 * 2^23: one fp32
+// subtraction gives float(S) for every sum the blocks can have, the value the int conversion gives.
+TEST(MoeGemmMath, BiasedSumsConvertExactly) {
+  for (int q = -4608; q <= 4608; ++q)
+    ASSERT_EQ(float_bits(mx_biased_sum_to_float(q + kMxSumBias)), float_bits(static_cast<float>(q))) << q;
 }
 
 // The fragments the kernels build, run through the m16n8k32 definition (PTX fragment layout) for
@@ -290,15 +303,19 @@ TEST(MoeGemmEmulation, ExactKernelIndexingMatchesTheEmulation) {
     for (HostTensor& t : m.in) v.push_back(t.bytes.data());
     return v;
   };
+  // K/32 and I/32 of 9 and 3 take the one-block stages (unpacked scale bytes), 8, 20, 4 and 8 the
+  // packed stages of 4, 2 and 1 blocks (several trips, and an odd count); T = 3 gives sort blocks of
+  // one token (the stage with the odd columns skipped), T = 40 blocks of one and two groups.
+  for (std::int64_t T : {40, 3})
   for (const char* routing : {"uniform", "one_expert", "empty_experts"})
     for (std::int64_t B : {16, 32, 64, 128})
       for (const char* name : {"moe_gemm/stage1", "moe_gemm/stage2", "moe_gemm/shared_fold"}) {
         Shape s;
-        s.T = 40;
+        s.T = T;
         s.B = B;
         s.routing = routing;
-        s.I = B == 64 ? 128 : 96;
-        s.K = B == 32 ? 256 : 288;
+        s.I = B == 64 ? 128 : (B == 128 ? 256 : 96);
+        s.K = B == 32 ? 256 : (B == 64 ? 640 : 288);
         s.activation = B == 16 ? "silu" : "swiglu_oai";
         s.dist = B == 128 ? "edge" : "normal";
         Made m = make(name, s);
@@ -331,7 +348,7 @@ TEST(MoeGemmEmulation, ExactKernelIndexingMatchesTheEmulation) {
             b.out = got[0].data<std::uint16_t>();
             moe_stage2_exact_simulate(p, b);
           }
-          EXPECT_EQ(got[0].bytes, want[0].bytes) << name << " " << routing << " B=" << B << " variant " << v;
+          EXPECT_EQ(got[0].bytes, want[0].bytes) << name << " " << routing << " T=" << T << " B=" << B << " variant " << v;
         }
       }
 }
@@ -490,8 +507,9 @@ TEST(MoeGemmGpu, EveryVariantEqualsItsEmulationBitwise) {
         Shape s;
         s.T = T;
         s.E = T == 1030 ? 9 : 8;
-        s.K = T == 7 ? 288 : 256;
-        s.I = T == 40 ? 96 : 64;
+        // K/32 = 9, I/32 = 2, 3: the one-block stages; K/32 = 20, 8 and I/32 = 4: the packed ones.
+        s.K = T == 7 ? 288 : (T == 1 ? 640 : 256);
+        s.I = T == 40 ? 96 : (T == 7 ? 64 : 128);
         s.dist = dist;
         points.emplace_back(name, s);
       }
