@@ -228,7 +228,7 @@ std::vector<AxisSpec> axes(GemmKind kind) {
                           distribution_axis()};
   if (kind == GemmKind::small_m)
     a.push_back(AxisSpec::choice("row_tile",
-                                 "small_m rows per block: auto (1 at M = 1, 2 up to 4 rows, then 4), or 1, 2, 4, 8, 16",
+                                 "small_m rows per block: auto (M itself up to 4 rows, then 8, then 16), or 1, 2, 4, 8, 16",
                                  {"auto", "1", "2", "4", "8", "16"}, "auto"));
   return a;
 }

@@ -113,24 +113,17 @@ __global__ __launch_bounds__(kRouterThreads) void decode_router_kernel(DecodeArg
                    a.sorted_weights, nullptr, 0, threadIdx.x, kRouterThreads);
 }
 
-// T's tiles: the router GEMV's (with_router_decode_row_tile: 1, 2, 4, then 8) and F8's (the
-// small-M kernel's auto rule, fp8_gemm_small_m_auto_tile: 1, 2, 2, then 4), one instance per range
-// of T. F4 always runs F8 at its auto tile (bits do not depend on the tile).
+// T's tiles: F8's (the small-M kernel's auto rule: 1, 2, 3, 4, 8, 16) and the router GEMV's (1, 2,
+// 4, 4, 8, 8 for those), one instance per range of T. F4 always runs F8 at its auto tile (bits do
+// not depend on the tile).
 template <class Fn>
 void with_decode_tiles(std::int64_t rows, Fn&& fn) {
-  using std::integral_constant;
-  static_assert(fp8_gemm_small_m_auto_tile(1) == 1 && fp8_gemm_small_m_auto_tile(2) == 2 &&
-                    fp8_gemm_small_m_auto_tile(4) == 2 && fp8_gemm_small_m_auto_tile(5) == 4 &&
-                    fp8_gemm_small_m_auto_tile(16) == 4,
-                "the ranges below follow the auto rule");
-  if (rows <= 1)
-    fn(integral_constant<int, 1>{}, integral_constant<int, 1>{});
-  else if (rows <= 2)
-    fn(integral_constant<int, 2>{}, integral_constant<int, 2>{});
-  else if (rows <= 4)
-    fn(integral_constant<int, 4>{}, integral_constant<int, 2>{});
-  else
-    fn(integral_constant<int, 8>{}, integral_constant<int, 4>{});
+  Fp8GemmParams f8;
+  f8.rows = rows;
+  with_fp8_gemm_small_m_rows(f8, [&](auto f8_rows) {
+    constexpr int kF8 = decltype(f8_rows)::value;
+    fn(std::integral_constant<int, kF8 == 3 ? 4 : (kF8 == 16 ? 8 : kF8)>{}, f8_rows);
+  });
 }
 
 }  // namespace
