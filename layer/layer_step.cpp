@@ -94,8 +94,17 @@ LayerStep::LayerStep(const AblationLayer& layer, LayerPhase phase, std::int64_t 
   if (H % kFp8GemmChunk != 0 || layer.shared_inter % kFp8GemmChunk != 0)
     throw InputError(fmt::format("ablation.layer: hidden and shared_inter must be multiples of {}", kFp8GemmChunk));
   router_validate(router_);
-  if (small()) decode_router_validate(decode_router_);
-  else router_swiglu_validate(router_swiglu_);
+  f8_router_ok_ = flavour_ == Fp8Flavour::e4m3fn;
+  if (small()) {
+    decode_router_validate(decode_router_);
+    if (f8_router_ok_) {  // the shape F4 runs with F8 inside
+      DecodeRouterParams with_f8 = decode_router_;
+      with_f8.shared = gate_up_;
+      decode_router_validate(with_f8);
+    }
+  } else {
+    router_swiglu_validate(router_swiglu_);
+  }
   moe_gemm_validate(moe_);
   moe_sort_validate_shape(sort1_);
   moe_sort_validate_shape(sort2_);
@@ -210,10 +219,10 @@ void LayerStep::run(const FusionSwitches& s) {
     qkv_gemm(s);
     o_proj_gemm(s);
   }
-  post_norm(s);
+  post_norm(s);  // writes q and its scales (F1 fused, or the chain's quant) before anything reads them
   if (small()) {
-    decode_router(s);
-    shared_gate_up(s);
+    decode_router(s);   // with F8 on, also the shared gate_up (from post_norm's q)
+    shared_gate_up(s);  // with F8 off (or a flavour the router's F8 blocks lack), the gate_up here
     shared_swiglu(s);
   } else {
     shared_gate_up(s);  // before the router: F3 runs the router GEMV and this output's SwiGLU in one launch
@@ -346,22 +355,36 @@ void LayerStep::decode_router(const FusionSwitches& s) {
   b.moe_buf = sb.moe_buf;
   b.chunk_counts = sb.chunk_counts;
   b.expert_info = sb.expert_info;
-  const DecodeRouterParams& p = decode_router_;
+  DecodeRouterParams p = decode_router_;
+  const bool f8 = f8_in_router(s);
+  if (f8) {
+    // F8's gate_up in the router's launch: F4 runs it in its other blocks (still one launch); the
+    // chain runs it as its own launch after the sort (6, the router/decode case's chain), so F4
+    // alone switches between the pair that case measures.
+    p.shared = gate_up_;
+    b.shared = gate_up_buffers();
+  }
   if (s[Fusion::F4])
     call(1, [&] { decode_router_fused_emu(p, b); }, [&] { LAYER_GPU(decode_router_fused_launch(p, b, stream_)); });
   else
-    call(5, [&] { decode_router_chain_emu(p, b); }, [&] { LAYER_GPU(decode_router_chain_launch(p, b, stream_)); });
+    call(f8 ? 6 : 5, [&] { decode_router_chain_emu(p, b); }, [&] { LAYER_GPU(decode_router_chain_launch(p, b, stream_)); });
 }
 
-void LayerStep::shared_gate_up(const FusionSwitches& s) {
+Fp8GemmBuffers LayerStep::gate_up_buffers() {
   Fp8GemmBuffers b;
   b.a = buffers_.ptr<std::uint8_t>("q");
   b.a_scale = buffers_.ptr<float>("q_s");
   b.b = buffers_.ptr<std::uint8_t>("gate_up_w");
   b.b_scale = buffers_.ptr<float>("gate_up_ws");
   b.c = buffers_.ptr<std::uint16_t>("shared_gate_up");
+  return b;
+}
+
+void LayerStep::shared_gate_up(const FusionSwitches& s) {
+  if (f8_in_router(s)) return;  // the decode router's launch wrote it
+  const Fp8GemmBuffers b = gate_up_buffers();
   const Fp8GemmParams& p = gate_up_;
-  if (small() && s[Fusion::F8])
+  if (small() && s[Fusion::F8])  // e4m3fnuz: F8's own launch (the router's F8 blocks are e4m3fn only)
     call(1, [&] { fp8_gemm_canonical_emu(p, b); }, [&] { LAYER_GPU(fp8_gemm_small_m_launch(p, b, stream_)); });
   else  // the general GEMM: on the H200 the wgmma kernel, whose structure the blocked emulation follows
     call(1, [&] { fp8_gemm_blocked_emu(p, b); }, [&] { LAYER_GPU(fp8_gemm_general_launch(p, b, stream_)); });

@@ -57,8 +57,8 @@ class LayerStep {
   void qkv_gemm(const FusionSwitches& s);      // prefill: F7 off = memset first
   void o_proj_gemm(const FusionSwitches& s);   // prefill
   void post_norm(const FusionSwitches& s);     // F1: residual, bf16 out for the router, per-token fp8 for gate_up
-  void decode_router(const FusionSwitches& s);  // <= 16 rows: F4 (router + sort)
-  void shared_gate_up(const FusionSwitches& s);  // F8 at <= 16 rows, else the general fp8 GEMM
+  void decode_router(const FusionSwitches& s);  // <= 16 rows: F4 (router + sort), with F8 inside when both are on
+  void shared_gate_up(const FusionSwitches& s);  // the general fp8 GEMM, or F8 where the router does not carry it
   void shared_swiglu(const FusionSwitches& s);   // <= 16 rows: F2
   void router_swiglu(const FusionSwitches& s);   // > 16 rows: F3 (with F2 inside) / router + F2
   void shared_down(const FusionSwitches& s);
@@ -68,6 +68,10 @@ class LayerStep {
   void moe_stage2(const FusionSwitches& s);         // F6
 
   bool small() const { return rows_ <= kDecodeRouterMaxRows; }
+  // F8's gate_up rides in the decode router's launch (F4's other blocks, or the chain's own F8
+  // launch): F8 on at <= 16 rows, and e4m3fn, the one flavour the one launch instantiates.
+  bool f8_in_router(const FusionSwitches& s) const { return small() && s[Fusion::F8] && f8_router_ok_; }
+  Fp8GemmBuffers gate_up_buffers();
   RouterBuffers router_buffers();
   MoeSortMxfp4Buffers sort_buffers(MoeStage stage);
 
@@ -80,6 +84,7 @@ class LayerStep {
   LayerBuffers buffers_;
   std::vector<StepOutput> outputs_;
   bool counting_ = false;
+  bool f8_router_ok_ = false;  // the layer's fp8 flavour is the one the decode router's F8 blocks take
   int counted_ = 0;
 
   RmsnormFp8Params in_norm_, post_norm_;

@@ -1,8 +1,12 @@
-// The layer step on the CPU at a tiny shape: launch counts per configuration, and the checks catch
-// a flipped byte, a NaN and an unwritten (poisoned) output.
+// The layer step on the CPU at a tiny shape: launch counts per configuration, F8 inside the decode
+// router's launch, and the checks catch a flipped byte, a NaN and an unwritten (poisoned) output.
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <vector>
+
 #include "core/errors.hpp"
+#include "kernels/fp8_gemm/fp8_gemm.hpp"
 #include "layer/ablation_checks.hpp"
 #include "layer/layer_step.hpp"
 
@@ -30,12 +34,21 @@ FusionSwitches without(Fusion f) {
   return s;
 }
 
+FusionSwitches without(Fusion f, Fusion g) {
+  FusionSwitches s = without(f);
+  s.on[static_cast<int>(g)] = false;
+  return s;
+}
+
 TEST(LayerStep, LaunchCountsFollowTheSwitches) {
   LayerStep decode(tiny(), LayerPhase::decode, 3, Backend::cpu, nullptr, 1);
-  EXPECT_EQ(decode.launches(FusionSwitches::all(true)), 11);
+  EXPECT_EQ(decode.launches(FusionSwitches::all(true)), 10);  // F8's gate_up inside F4's launch
   EXPECT_EQ(decode.launches(FusionSwitches::all(false)), 22);
-  EXPECT_EQ(decode.launches(without(Fusion::F4)), 15);  // one launch -> GEMV, gate, count, scan, scatter
-  EXPECT_EQ(decode.launches(without(Fusion::F6)), 12);  // the shared add after the reduction
+  // F4 off: GEMV, gate, count, scan, scatter, then F8's own launch (6) against F4's one.
+  EXPECT_EQ(decode.launches(without(Fusion::F4)), 15);
+  EXPECT_EQ(decode.launches(without(Fusion::F8)), 11);  // F4 alone, then the general GEMM
+  EXPECT_EQ(decode.launches(without(Fusion::F4, Fusion::F8)), 15);  // the 5-launch chain + the general GEMM
+  EXPECT_EQ(decode.launches(without(Fusion::F6)), 11);  // the shared add after the reduction
   LayerStep wide(tiny(), LayerPhase::decode, 24, Backend::cpu, nullptr, 1);
   EXPECT_EQ(wide.launches(FusionSwitches::all(true)), 10);
   EXPECT_EQ(wide.launches(without(Fusion::F3)), 12);  // router GEMV, reduce, gate + F2 against 2 launches
@@ -76,6 +89,60 @@ TEST(LayerStep, TogglesPassAndBrokenOutputsFail) {
   const AblationCheck unwritten = compare_snapshots(step, on, take_snapshot(step), {});
   EXPECT_EQ(unwritten.outcome, "fail");
   EXPECT_NE(unwritten.detail.find("topk_ids: poison left"), std::string::npos) << unwritten.detail;
+}
+
+// At decode F8 runs inside the decode router's launch: shared_gate_up must be the canonical F8
+// result of the post-norm's q (written before the router in every configuration), whoever runs it.
+TEST(LayerStep, F8InsideTheDecodeRouterIsTheCanonicalGemmOfTheNormsQ) {
+  const AblationLayer l = tiny();
+  LayerStep step(l, LayerPhase::decode, 3, Backend::cpu, nullptr, 5);
+  auto run = [&](const FusionSwitches& s) {
+    step.poison();
+    step.run(s);
+    return take_snapshot(step);
+  };
+  const StepSnapshot on = run(FusionSwitches::all(true));
+
+  const std::vector<std::uint8_t> q = step.download("q"), qs = step.download("q_s"), w = step.download("gate_up_w"),
+                                  ws = step.download("gate_up_ws");
+  Fp8GemmParams p{3, 2 * l.shared_inter, l.hidden, Fp8Flavour::e4m3fn};
+  std::vector<std::uint16_t> c(static_cast<std::size_t>(p.rows * p.cols), 0xFFFF);
+  Fp8GemmBuffers b{q.data(), reinterpret_cast<const float*>(qs.data()), w.data(),
+                   reinterpret_cast<const float*>(ws.data()), c.data()};
+  fp8_gemm_canonical_emu(p, b);
+  const std::vector<std::uint8_t>& got = on.at("shared_gate_up");
+  ASSERT_EQ(got.size(), c.size() * 2);
+  EXPECT_EQ(std::memcmp(got.data(), c.data(), got.size()), 0);
+
+  // The same bits with the router's chain carrying F8, and with F1 off (q from the separate quant).
+  for (Fusion f : {Fusion::F4, Fusion::F1}) {
+    const AblationCheck check = compare_snapshots(step, on, run(without(f)), {});
+    EXPECT_EQ(check.outcome, "pass") << fusion_id(f) << ": " << check.detail;
+    EXPECT_EQ(check.claim, "bitwise");
+  }
+  // F8 off: the general GEMM's blocked order, within the family's pair bound.
+  OutputBounds f8;
+  f8.gate_up = f8_gate_up_bound(l.hidden);
+  f8.after_gate_up = kDownstreamSanity;
+  const AblationCheck off = compare_snapshots(step, on, run(without(Fusion::F8)), f8);
+  EXPECT_EQ(off.outcome, "pass") << off.detail;
+  EXPECT_EQ(off.claim, "bound");
+}
+
+// The one launch's F8 blocks are e4m3fn only: an e4m3fnuz layer keeps F8 as its own launch.
+TEST(LayerStep, E4m3fnuzKeepsF8ItsOwnLaunch) {
+  AblationLayer l = tiny();
+  l.fp8 = "e4m3fnuz";
+  LayerStep step(l, LayerPhase::decode, 3, Backend::cpu, nullptr, 1);
+  EXPECT_EQ(step.launches(FusionSwitches::all(true)), 11);
+  EXPECT_EQ(step.launches(without(Fusion::F4)), 15);
+  step.poison();
+  step.run(FusionSwitches::all(true));
+  const StepSnapshot on = take_snapshot(step);
+  step.poison();
+  step.run(without(Fusion::F4));
+  const AblationCheck check = compare_snapshots(step, on, take_snapshot(step), {});
+  EXPECT_EQ(check.outcome, "pass") << check.detail;
 }
 
 TEST(LayerStep, ImpossibleShapesAreInputErrors) {
