@@ -154,8 +154,8 @@ __device__ inline void router_gemv_item(const std::uint16_t* x, const void* w, f
 // `blocks - 1` is the last to finish, sees every block's writes after an acquire fence, and resets
 // the counter for the next launch. Returns true in that block only (every thread of it). No block
 // waits for another, so any number of co-resident blocks and any grid size is correct. Reads of
-// other blocks' data after it must bypass the non-coherent L1 (router_row_logits<true>, or
-// volatile loads).
+// other blocks' data after it must bypass the non-coherent L1 (router_load_coherent: relaxed
+// device-scope loads, through router_sum_partials<..., true> and router_block_logits).
 __device__ inline bool router_last_block(unsigned* tickets, unsigned blocks) {
   __shared__ bool last;
   __threadfence();
