@@ -49,6 +49,10 @@ void fp8_gemm_small_m_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, vo
 void fp8_gemm_wgmma_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void* stream);
 // Why the wgmma kernel cannot run the point on this device (empty: it can).
 std::string fp8_gemm_wgmma_unavailable(const Fp8GemmParams& p);
+// F8 on the matrix units (mma.sync e4m3, sm_89+; fp8_gemm_small_m_mma.hip): the wgmma variant's
+// structure (128-K block partials from the matrix unit, added in K order), 1 to 16 rows, K % 128 == 0.
+void fp8_gemm_small_m_mma_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void* stream);
+std::string fp8_gemm_small_m_mma_unavailable(const Fp8GemmParams& p);
 // The vendor library (cuBLASLt with outer-vector scales), host code in fp8_gemm_vendor.cpp: why it
 // cannot run the point (empty: it can), and the launch.
 std::string fp8_gemm_vendor_unavailable(const Fp8GemmParams& p);

@@ -35,6 +35,7 @@ struct VariantPlan {
   void (*gpu)(const Fp8GemmParams&, const Fp8GemmBuffers&, void*) = nullptr;
   bool matrix_unit = false;
   bool vendor = false;  // no emulation: checked against fp64 and the other variants
+  bool small_m_mma = false;  // F8 on the matrix units (mma.sync e4m3): its own availability
 };
 
 void canonical_emu_all(const Fp8GemmParams& p, const Fp8GemmBuffers& b) { fp8_gemm_canonical_emu(p, b); }
@@ -45,7 +46,8 @@ std::vector<VariantPlan> plans(GemmKind kind) {
   const VariantPlan wgmma{Order::blocked, FB_GPU_LAUNCHER(fp8_gemm_wgmma_launch), true};
   const VariantPlan vendor{Order::blocked, FB_GPU_LAUNCHER(fp8_gemm_vendor_launch), false, true};
   if (kind == GemmKind::ptpc) return {plain, wgmma, vendor};
-  return {{Order::canonical, FB_GPU_LAUNCHER(fp8_gemm_small_m_launch), false}, plain, wgmma, vendor};
+  const VariantPlan mma{Order::blocked, FB_GPU_LAUNCHER(fp8_gemm_small_m_mma_launch), false, false, true};
+  return {{Order::canonical, FB_GPU_LAUNCHER(fp8_gemm_small_m_launch), false}, plain, wgmma, vendor, mma};
 }
 
 std::string kind_name(GemmKind kind) { return kind == GemmKind::ptpc ? "fp8_gemm/ptpc" : "fp8_gemm/small_m"; }
@@ -121,6 +123,15 @@ class Fp8GemmInstance final : public CaseInstance {
 #else
       return {};
 #endif
+    }
+    if (plans_.at(v).small_m_mma) {
+      if (p_.flavour != Fp8Flavour::e4m3fn) return "mma.sync takes OCP e4m3 only (fp8=e4m3fnuz)";
+      if (p_.depth % kFp8GemmBlockK != 0) return fmt::format("the small-M MMA kernel needs K % 128 == 0 (K={})", p_.depth);
+      if (p_.depth > kBoundDepth) return fmt::format("the matrix-unit claims are derived for K <= {} (K={})", kBoundDepth, p_.depth);
+#if FUSEBENCH_HAS_GPU
+      if (backend == Backend::gpu) return fp8_gemm_small_m_mma_unavailable(p_);
+#endif
+      return {};
     }
     if (!plans_.at(v).matrix_unit) return {};
     if (p_.flavour != Fp8Flavour::e4m3fn) return "wgmma takes OCP e4m3 only (fp8=e4m3fnuz)";
@@ -219,6 +230,15 @@ VariantSpec wgmma_variant(std::int64_t k_for_bound) {
   return v;
 }
 
+// F8 on the matrix units: the wgmma variant's structure and claim (the same emulation and bound).
+VariantSpec small_m_mma_variant(std::int64_t k_for_bound) {
+  VariantSpec v = wgmma_variant(k_for_bound);
+  v.name = "mma";
+  v.summary = "matrix units (mma.sync m16n8k32 e4m3, sm_89+): 16 output channels per CTA, each 128-K block "
+              "partial from 4 MMAs, the partials added in K order in fp32 (the wgmma variant's structure)";
+  return v;
+}
+
 std::vector<AxisSpec> axes(GemmKind kind) {
   std::vector<AxisSpec> a{kind == GemmKind::small_m ? AxisSpec::integer("M", "rows (tokens), 1..16", {}, 1, 16)
                                                     : AxisSpec::integer("M", "rows (tokens)"),
@@ -250,13 +270,14 @@ KernelCase make_case(GemmKind kind, std::int64_t k_for_bound) {
   } else {
     c.variants = {canonical_variant("small_m", "weight streaming: 16 lanes per output channel, canonical order"),
                   canonical_variant("general", "the plain general GEMM (same canonical order)"),
-                  wgmma_variant(k_for_bound), vendor_variant()};
+                  wgmma_variant(k_for_bound), vendor_variant(), small_m_mma_variant(k_for_bound)};
     // The contract asks for small_m within 1 bf16 ulp of general; both sum in the canonical order,
     // so the claim made is the stronger one, the same bytes (the harness's value checks record no
     // ulp distance, so an ulp bound could not be checked there).
     c.pairs = {{"small_m", "general", Claim::bitwise(), {}},
                {"wgmma", "small_m", wgmma_variant(k_for_bound).emulation, {}},
-               {"vendor", "small_m", wgmma_variant(k_for_bound).emulation, {}}};
+               {"vendor", "small_m", wgmma_variant(k_for_bound).emulation, {}},
+               {"mma", "small_m", wgmma_variant(k_for_bound).emulation, {}}};
   }
   c.axes = axes(kind);
   c.make = [kind](const Point& pt) -> std::unique_ptr<CaseInstance> {

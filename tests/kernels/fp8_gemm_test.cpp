@@ -244,6 +244,42 @@ TEST(Fp8GemmGpu, WgmmaWithinItsBoundsOfTheBlockedEmulationAtOddShapesAndRepeatsB
   }
 }
 
+// F8 on the matrix units: the wgmma variant's claims (fp64 within the matrix-unit budget, the
+// blocked emulation within the pair bound, the same bytes on a second run under another poison) at
+// every token-tile count (1..8 rows: one tile; 9..16: two), N not a multiple of its 16 columns, K of
+// one 128-K block and K with a second round of blocks (48 blocks per round at one tile, 24 at two).
+TEST(Fp8GemmGpu, SmallMMmaWithinItsBoundsOfTheBlockedEmulationAndRepeatsBitwise) {
+  FB_SKIP_WITHOUT_GPU();
+  if (const std::string why = fp8_gemm_small_m_mma_unavailable({1, 128, 128, Fp8Flavour::e4m3fn}); !why.empty())
+    GTEST_SKIP() << why;
+  struct Shape {
+    std::int64_t m, n, k;
+  };
+  for (const Shape s : {Shape{1, 16, 128}, Shape{3, 1536, 6144}, Shape{8, 137, 6272}, Shape{9, 136, 3200},
+                        Shape{16, 1536, 6144}, Shape{5, 40, 12288}}) {
+    for (auto dist : {Distribution::normal, Distribution::edge}) {
+      const Problem q(s.m, s.n, s.k, Fp8Flavour::e4m3fn, dist, static_cast<std::uint64_t>(s.m * 5 + s.k));
+      DeviceProblem d(q);
+      const std::vector<std::uint16_t> got = d.run(q, fp8_gemm_small_m_mma_launch, 0xFF);
+      const std::string what = "M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) + " K=" + std::to_string(s.k);
+      expect_within(q.fp64(got, blocked_beta(s.k)), "mma vs fp64 " + what);
+      const std::vector<std::uint16_t> emu = q.run(fp8_gemm_blocked_emu);
+      double num = 0, den = 0;
+      for (std::size_t i = 0; i < emu.size(); ++i) {
+        const double x = bf16_to_float(got[i]), y = bf16_to_float(emu[i]);
+        num += (x - y) * (x - y);
+        den += y * y;
+      }
+      const double beta = blocked_beta(s.k);
+      EXPECT_LE(den > 0 ? std::sqrt(num / den) : std::sqrt(num), pair_rel_l2(beta, beta, s.k)) << what;
+      EXPECT_EQ(d.run(q, fp8_gemm_small_m_mma_launch, 0x5A), got) << "repeat " << what;
+    }
+  }
+  // e4m3fnuz and K % 128 != 0 are refused with a reason, never run.
+  EXPECT_FALSE(fp8_gemm_small_m_mma_unavailable({1, 128, 128, Fp8Flavour::e4m3fnuz}).empty());
+  EXPECT_FALSE(fp8_gemm_small_m_mma_unavailable({1, 128, 96, Fp8Flavour::e4m3fn}).empty());
+}
+
 TEST(Fp8GemmGpu, VendorWithinTheMatrixUnitBudgetWhereItRuns) {
   FB_SKIP_WITHOUT_GPU();
   for (std::int64_t m : {1, 3, 16, 100, 192}) {
