@@ -26,6 +26,7 @@
 // bytes 32q + 8j .. + 3 to logical k 4q.. and + 4 .. + 7 to 16 + 4q.. of MMA j (j = 0..3): the 4
 // quads x 4 MMAs x 8 bytes cover the 128 bytes once.
 #include "core/errors.hpp"
+#include "kernels/common/flag_probe.hpp"
 #include "kernels/common/gpu_check.hpp"
 #include "kernels/fp8_gemm/fp8_gemm.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_math.hpp"
@@ -150,18 +151,7 @@ std::string probe() {
 #if defined(__HIPCC__)
   return "no mma.sync e4m3 on AMD (the MFMA fp8 path is not written yet)";
 #else
-  int* flag = nullptr;
-  if (hipMalloc(&flag, sizeof(int)) != hipSuccess) return "could not allocate the small-M MMA probe's flag";
-  int value = 0;
-  hipError_t status = hipMemsetAsync(flag, 0, sizeof(int), nullptr);
-  if (status == hipSuccess) {
-    small_m_mma_probe_kernel<<<1, 1>>>(flag);
-    status = hipGetLastError();
-  }
-  if (status == hipSuccess) status = hipMemcpy(&value, flag, sizeof(int), hipMemcpyDeviceToHost);
-  hipFree(flag);
-  if (status != hipSuccess) return std::string("the small-M MMA probe failed: ") + hipGetErrorString(status);
-  return value == 1 ? std::string() : std::string("this build has no sm_89+ code for this device (mma.sync e4m3)");
+  return run_flag_probe(small_m_mma_probe_kernel, "small-M MMA", "this build has no sm_89+ code for this device (mma.sync e4m3)");
 #endif
 }
 

@@ -214,6 +214,28 @@ TEST(Fp8GemmGpu, SmallMEqualsTheEmulationAtEveryRowTileAndSpan) {
   }
 }
 
+// A matrix-unit variant's claims at one problem: every output within the matrix-unit fp64 budget,
+// the blocked emulation within the pair bound (relative L2), and the same bytes on a second run
+// under another poison.
+void expect_matrix_unit_claims(const Problem& q, DeviceProblem& d,
+                               void (*launch)(const Fp8GemmParams&, const Fp8GemmBuffers&, void*), const char* name) {
+  const std::int64_t k = q.p.depth;
+  const std::string what = std::string(name) + " M=" + std::to_string(q.p.rows) + " N=" + std::to_string(q.p.cols) +
+                           " K=" + std::to_string(k);
+  const std::vector<std::uint16_t> got = d.run(q, launch, 0xFF);
+  expect_within(q.fp64(got, blocked_beta(k)), what + " vs fp64");
+  const std::vector<std::uint16_t> emu = q.run(fp8_gemm_blocked_emu);
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < emu.size(); ++i) {
+    const double x = bf16_to_float(got[i]), y = bf16_to_float(emu[i]);
+    num += (x - y) * (x - y);
+    den += y * y;
+  }
+  const double beta = blocked_beta(k);
+  EXPECT_LE(den > 0 ? std::sqrt(num / den) : std::sqrt(num), pair_rel_l2(beta, beta, k)) << what;
+  EXPECT_EQ(d.run(q, launch, 0x5A), got) << "repeat " << what;
+}
+
 TEST(Fp8GemmGpu, WgmmaWithinItsBoundsOfTheBlockedEmulationAtOddShapesAndRepeatsBitwise) {
   FB_SKIP_WITHOUT_GPU();
   if (const std::string why = fp8_gemm_wgmma_unavailable({64, 128, 128, Fp8Flavour::e4m3fn}); !why.empty())
@@ -226,20 +248,7 @@ TEST(Fp8GemmGpu, WgmmaWithinItsBoundsOfTheBlockedEmulationAtOddShapesAndRepeatsB
     for (auto dist : {Distribution::normal, Distribution::edge}) {
       const Problem q(s.m, s.n, s.k, Fp8Flavour::e4m3fn, dist, static_cast<std::uint64_t>(s.m * 3 + s.k));
       DeviceProblem d(q);
-      const std::vector<std::uint16_t> got = d.run(q, fp8_gemm_wgmma_launch, 0xFF);
-      const std::string what = "M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) + " K=" + std::to_string(s.k);
-      expect_within(q.fp64(got, blocked_beta(s.k)), "wgmma vs fp64 " + what);
-      // Against the blocked emulation: relative L2 within the pair bound.
-      const std::vector<std::uint16_t> emu = q.run(fp8_gemm_blocked_emu);
-      double num = 0, den = 0;
-      for (std::size_t i = 0; i < emu.size(); ++i) {
-        const double x = bf16_to_float(got[i]), y = bf16_to_float(emu[i]);
-        num += (x - y) * (x - y);
-        den += y * y;
-      }
-      const double beta = blocked_beta(s.k);
-      EXPECT_LE(den > 0 ? std::sqrt(num / den) : std::sqrt(num), pair_rel_l2(beta, beta, s.k)) << what;
-      EXPECT_EQ(d.run(q, fp8_gemm_wgmma_launch, 0x5A), got) << "repeat " << what;
+      expect_matrix_unit_claims(q, d, fp8_gemm_wgmma_launch, "wgmma");
     }
   }
 }
@@ -260,19 +269,7 @@ TEST(Fp8GemmGpu, SmallMMmaWithinItsBoundsOfTheBlockedEmulationAndRepeatsBitwise)
     for (auto dist : {Distribution::normal, Distribution::edge}) {
       const Problem q(s.m, s.n, s.k, Fp8Flavour::e4m3fn, dist, static_cast<std::uint64_t>(s.m * 5 + s.k));
       DeviceProblem d(q);
-      const std::vector<std::uint16_t> got = d.run(q, fp8_gemm_small_m_mma_launch, 0xFF);
-      const std::string what = "M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) + " K=" + std::to_string(s.k);
-      expect_within(q.fp64(got, blocked_beta(s.k)), "mma vs fp64 " + what);
-      const std::vector<std::uint16_t> emu = q.run(fp8_gemm_blocked_emu);
-      double num = 0, den = 0;
-      for (std::size_t i = 0; i < emu.size(); ++i) {
-        const double x = bf16_to_float(got[i]), y = bf16_to_float(emu[i]);
-        num += (x - y) * (x - y);
-        den += y * y;
-      }
-      const double beta = blocked_beta(s.k);
-      EXPECT_LE(den > 0 ? std::sqrt(num / den) : std::sqrt(num), pair_rel_l2(beta, beta, s.k)) << what;
-      EXPECT_EQ(d.run(q, fp8_gemm_small_m_mma_launch, 0x5A), got) << "repeat " << what;
+      expect_matrix_unit_claims(q, d, fp8_gemm_small_m_mma_launch, "mma");
     }
   }
   // e4m3fnuz and K % 128 != 0 are refused with a reason, never run.
