@@ -310,6 +310,11 @@ def router_main(out_path):
     torch.manual_seed(0)
     dev = "cuda"
     rows = []
+    # Every (M, dtype) is a new compiled graph: past dynamo's recompile limit (8) torch.compile
+    # falls back to eager without an error (run 37's bf16 rows did), so raise the limit.
+    for name in ("recompile_limit", "cache_size_limit"):
+        if hasattr(torch._dynamo.config, name):
+            setattr(torch._dynamo.config, name, 64)
     # fp32 W (the default) at every M of the issue; bf16 W and softmax at two decode sizes (each
     # torch.compile of a new shape costs seconds: the whole section stays near a minute).
     for wdtype, sizes in ((torch.float32, (1, 3, 8, 16, 24, 96, 192, 512)), (torch.bfloat16, (1, 16))):
