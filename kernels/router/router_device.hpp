@@ -264,7 +264,6 @@ __device__ inline void router_sum_partials(const float* partials, std::int64_t s
 // The logits lane l of a row holds (experts l V .. l V + V - 1): read from logits, or summed from
 // the partials in slice order (and then written as logits) when `from_partials`, all of the
 // lane's loads issued together.
-template <bool kCoherent = false>
 __device__ inline void router_row_logits(const RouterGateArgs& a, const float* partials, float* logits, int row,
                                          bool from_partials, float (&l)[8]) {
   const int V = a.experts / 32, lane = static_cast<int>(threadIdx.x % 32);
@@ -277,7 +276,7 @@ __device__ inline void router_row_logits(const RouterGateArgs& a, const float* p
     l[i] = 0.0f;
   }
   if (from_partials) {
-    router_sum_partials<8, kCoherent>(partials, static_cast<std::int64_t>(a.rows) * a.experts, a.split_k, at, live, l);
+    router_sum_partials<8, false>(partials, static_cast<std::int64_t>(a.rows) * a.experts, a.split_k, at, live, l);
 #pragma unroll
     for (int i = 0; i < 8; ++i)
       if (live[i]) logits[at[i]] = l[i];
