@@ -49,15 +49,22 @@ void fp8_gemm_small_m_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, vo
 void fp8_gemm_wgmma_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void* stream);
 // Why the wgmma kernel cannot run the point on this device (empty: it can).
 std::string fp8_gemm_wgmma_unavailable(const Fp8GemmParams& p);
-// F8 on the matrix units (mma.sync e4m3, sm_89+; fp8_gemm_small_m_mma.hip): the wgmma variant's
-// structure (128-K block partials from the matrix unit, added in K order), 1 to 16 rows, K % 128 == 0.
-void fp8_gemm_small_m_mma_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void* stream);
-std::string fp8_gemm_small_m_mma_unavailable(const Fp8GemmParams& p);
+// The matrix-unit kernel for small and medium M (mma.sync e4m3, sm_89+; fp8_gemm_mma.hip): the
+// wgmma variant's structure (128-K block partials from the matrix unit, added in K order), any M,
+// K % 128 == 0; 16 output columns per CTA and 8 or 16 rows per CTA.
+void fp8_gemm_mma_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void* stream);
+std::string fp8_gemm_mma_unavailable(const Fp8GemmParams& p);
+// Up to this many rows the general GEMM runs the mma kernel (where it can), past it wgmma: the mma
+// kernel's CTAs re-read the weights once per 16 rows, the wgmma kernel's once per 64 (set from the
+// H200 runs in kernels/fp8_gemm/README.md).
+inline constexpr std::int64_t kFp8GemmMmaMaxRows = 256;
 // The vendor library (cuBLASLt with outer-vector scales), host code in fp8_gemm_vendor.cpp: why it
 // cannot run the point (empty: it can), and the launch.
 std::string fp8_gemm_vendor_unavailable(const Fp8GemmParams& p);
 void fp8_gemm_vendor_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void* stream);
-// The general GEMM as a model would call it: wgmma where available, the plain kernel elsewhere.
+// The general GEMM as a model would call it: the mma kernel up to kFp8GemmMmaMaxRows rows, else
+// wgmma, where available; the plain kernel elsewhere. Its emulation is fp8_gemm_blocked_emu
+// wherever a matrix-unit kernel runs.
 void fp8_gemm_general_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void* stream);
 
 }  // namespace fb

@@ -1,11 +1,12 @@
 // register_fp8_gemm(): the per-token x per-channel fp8 GEMM cases.
 //
 //   fp8_gemm/ptpc      the general GEMM, any M       variants plain (CUDA cores, canonical order),
-//                                                     wgmma (matrix units, sm_90a)
+//                                                     wgmma (matrix units, sm_90a), vendor, mma
+//                                                     (mma.sync e4m3, the general GEMM up to 256 rows)
 //   fp8_gemm/small_m   F8: 1..16 rows, the shared     variants small_m (weight streaming, canonical
-//                      expert's gate_up 1536 x 6144   order), general (the plain GEMM), wgmma
+//                      expert's gate_up 1536 x 6144   order), general (the plain GEMM), wgmma, vendor, mma
 // Claims: plain, small_m, general against the CPU emulation bitwise (one written IEEE order);
-// wgmma against its blocked emulation and against plain within a derived relative-L2 bound;
+// wgmma and mma against their blocked emulation and against plain within a derived relative-L2 bound;
 // small_m = general bitwise (hence within 1 bf16 ulp, the contract); every variant within the fp64 budget of fp8_gemm_ref.hpp.
 #include <fmt/format.h>
 
@@ -29,13 +30,17 @@ enum class GemmKind { ptpc, small_m };
 constexpr std::int64_t kBoundDepth = 8192;
 enum class Order { canonical, blocked };
 
+// Past this many rows the mma variant is not run: far past the general GEMM's switch to wgmma
+// (kFp8GemmMmaMaxRows), where it would only cost bench time.
+constexpr std::int64_t kMmaBenchRows = 4096;
+
 // How each variant computes: its order (for emulation and bound) and its launcher.
 struct VariantPlan {
   Order order = Order::canonical;
   void (*gpu)(const Fp8GemmParams&, const Fp8GemmBuffers&, void*) = nullptr;
   bool matrix_unit = false;
   bool vendor = false;  // no emulation: checked against fp64 and the other variants
-  bool small_m_mma = false;  // F8 on the matrix units (mma.sync e4m3): its own availability
+  bool mma = false;  // the mma.sync e4m3 kernel: its own availability
 };
 
 void canonical_emu_all(const Fp8GemmParams& p, const Fp8GemmBuffers& b) { fp8_gemm_canonical_emu(p, b); }
@@ -45,8 +50,8 @@ std::vector<VariantPlan> plans(GemmKind kind) {
   const VariantPlan plain{Order::canonical, FB_GPU_LAUNCHER(fp8_gemm_plain_launch), false};
   const VariantPlan wgmma{Order::blocked, FB_GPU_LAUNCHER(fp8_gemm_wgmma_launch), true};
   const VariantPlan vendor{Order::blocked, FB_GPU_LAUNCHER(fp8_gemm_vendor_launch), false, true};
-  if (kind == GemmKind::ptpc) return {plain, wgmma, vendor};
-  const VariantPlan mma{Order::blocked, FB_GPU_LAUNCHER(fp8_gemm_small_m_mma_launch), false, false, true};
+  const VariantPlan mma{Order::blocked, FB_GPU_LAUNCHER(fp8_gemm_mma_launch), false, false, true};
+  if (kind == GemmKind::ptpc) return {plain, wgmma, vendor, mma};
   return {{Order::canonical, FB_GPU_LAUNCHER(fp8_gemm_small_m_launch), false}, plain, wgmma, vendor, mma};
 }
 
@@ -124,12 +129,15 @@ class Fp8GemmInstance final : public CaseInstance {
       return {};
 #endif
     }
-    if (plans_.at(v).small_m_mma) {
+    if (plans_.at(v).mma) {
       if (p_.flavour != Fp8Flavour::e4m3fn) return "mma.sync takes OCP e4m3 only (fp8=e4m3fnuz)";
-      if (p_.depth % kFp8GemmBlockK != 0) return fmt::format("the small-M MMA kernel needs K % 128 == 0 (K={})", p_.depth);
+      if (p_.depth % kFp8GemmBlockK != 0) return fmt::format("the fp8 MMA kernel needs K % 128 == 0 (K={})", p_.depth);
       if (p_.depth > kBoundDepth) return fmt::format("the matrix-unit claims are derived for K <= {} (K={})", kBoundDepth, p_.depth);
+      if (p_.rows > kMmaBenchRows)
+        return fmt::format("the mma kernel re-reads the weights once per 16 rows: not run past {} rows (M={}; the general "
+                           "GEMM uses it up to {})", kMmaBenchRows, p_.rows, kFp8GemmMmaMaxRows);
 #if FUSEBENCH_HAS_GPU
-      if (backend == Backend::gpu) return fp8_gemm_small_m_mma_unavailable(p_);
+      if (backend == Backend::gpu) return fp8_gemm_mma_unavailable(p_);
 #endif
       return {};
     }
@@ -230,12 +238,13 @@ VariantSpec wgmma_variant(std::int64_t k_for_bound) {
   return v;
 }
 
-// F8 on the matrix units: the wgmma variant's structure and claim (the same emulation and bound).
-VariantSpec small_m_mma_variant(std::int64_t k_for_bound) {
+// The mma.sync kernel (F8 on the matrix units, and the general GEMM at small and medium M): the
+// wgmma variant's structure and claim (the same emulation and bound).
+VariantSpec mma_variant(std::int64_t k_for_bound) {
   VariantSpec v = wgmma_variant(k_for_bound);
   v.name = "mma";
-  v.summary = "matrix units (mma.sync m16n8k32 e4m3, sm_89+): 16 output channels per CTA, each 128-K block "
-              "partial from 4 MMAs, the partials added in K order in fp32 (the wgmma variant's structure)";
+  v.summary = "matrix units (mma.sync m16n8k32 e4m3, sm_89+): 16 output channels x 8 or 16 rows per CTA, each "
+              "128-K block partial from 4 MMAs, the partials added in K order in fp32 (the wgmma variant's structure)";
   return v;
 }
 
@@ -264,13 +273,14 @@ KernelCase make_case(GemmKind kind, std::int64_t k_for_bound) {
   c.spec = "docs/numeric-contract.md#fp8-gemms (orders and bounds: kernels/fp8_gemm/README.md)";
   if (kind == GemmKind::ptpc) {
     c.variants = {canonical_variant("plain", "CUDA cores, one thread per output, canonical order"),
-                  wgmma_variant(k_for_bound), vendor_variant()};
+                  wgmma_variant(k_for_bound), vendor_variant(), mma_variant(k_for_bound)};
     c.pairs = {{"wgmma", "plain", wgmma_variant(k_for_bound).emulation, {}},
-               {"vendor", "plain", wgmma_variant(k_for_bound).emulation, {}}};
+               {"vendor", "plain", wgmma_variant(k_for_bound).emulation, {}},
+               {"mma", "plain", wgmma_variant(k_for_bound).emulation, {}}};
   } else {
     c.variants = {canonical_variant("small_m", "weight streaming: 16 lanes per output channel, canonical order"),
                   canonical_variant("general", "the plain general GEMM (same canonical order)"),
-                  wgmma_variant(k_for_bound), vendor_variant(), small_m_mma_variant(k_for_bound)};
+                  wgmma_variant(k_for_bound), vendor_variant(), mma_variant(k_for_bound)};
     // The contract asks for small_m within 1 bf16 ulp of general; both sum in the canonical order,
     // so the claim made is the stronger one, the same bytes (the harness's value checks record no
     // ulp distance, so an ulp bound could not be checked there).

@@ -64,7 +64,9 @@ void fp8_gemm_wgmma_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void
 }
 
 void fp8_gemm_general_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void* stream) {
-  if (fp8_gemm_wgmma_unavailable(p).empty())
+  if (p.rows <= kFp8GemmMmaMaxRows && fp8_gemm_mma_unavailable(p).empty())
+    fp8_gemm_mma_launch(p, b, stream);
+  else if (fp8_gemm_wgmma_unavailable(p).empty())
     fp8_gemm_wgmma_launch(p, b, stream);
   else
     fp8_gemm_plain_launch(p, b, stream);

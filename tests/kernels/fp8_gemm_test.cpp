@@ -253,28 +253,45 @@ TEST(Fp8GemmGpu, WgmmaWithinItsBoundsOfTheBlockedEmulationAtOddShapesAndRepeatsB
   }
 }
 
-// F8 on the matrix units: the wgmma variant's claims (fp64 within the matrix-unit budget, the
-// blocked emulation within the pair bound, the same bytes on a second run under another poison) at
-// every token-tile count (1..8 rows: one tile; 9..16: two), N not a multiple of its 16 columns, K of
-// one 128-K block and K with a second round of blocks (48 blocks per round at one tile, 24 at two).
-TEST(Fp8GemmGpu, SmallMMmaWithinItsBoundsOfTheBlockedEmulationAndRepeatsBitwise) {
+// The mma kernel (F8 on the matrix units, the general GEMM up to 256 rows): the wgmma variant's
+// claims (fp64 within the matrix-unit budget, the blocked emulation within the pair bound, the same
+// bytes on a second run under another poison) at every token-tile count (1..8 rows: one tile;
+// 9..16: two), several row chunks with a partial last one (17, 40, 200 rows), N not a multiple of
+// its 16 columns, K of one 128-K block and K with a second round of blocks (48 blocks per round at
+// one tile, 24 at two).
+TEST(Fp8GemmGpu, MmaWithinItsBoundsOfTheBlockedEmulationAndRepeatsBitwise) {
   FB_SKIP_WITHOUT_GPU();
-  if (const std::string why = fp8_gemm_small_m_mma_unavailable({1, 128, 128, Fp8Flavour::e4m3fn}); !why.empty())
+  if (const std::string why = fp8_gemm_mma_unavailable({1, 128, 128, Fp8Flavour::e4m3fn}); !why.empty())
     GTEST_SKIP() << why;
   struct Shape {
     std::int64_t m, n, k;
   };
   for (const Shape s : {Shape{1, 16, 128}, Shape{3, 1536, 6144}, Shape{8, 137, 6272}, Shape{9, 136, 3200},
-                        Shape{16, 1536, 6144}, Shape{5, 40, 12288}}) {
+                        Shape{16, 1536, 6144}, Shape{5, 40, 12288}, Shape{17, 200, 768}, Shape{40, 1536, 6144},
+                        Shape{200, 6144, 768}}) {
     for (auto dist : {Distribution::normal, Distribution::edge}) {
       const Problem q(s.m, s.n, s.k, Fp8Flavour::e4m3fn, dist, static_cast<std::uint64_t>(s.m * 5 + s.k));
       DeviceProblem d(q);
-      expect_matrix_unit_claims(q, d, fp8_gemm_small_m_mma_launch, "mma");
+      expect_matrix_unit_claims(q, d, fp8_gemm_mma_launch, "mma");
     }
   }
   // e4m3fnuz and K % 128 != 0 are refused with a reason, never run.
-  EXPECT_FALSE(fp8_gemm_small_m_mma_unavailable({1, 128, 128, Fp8Flavour::e4m3fnuz}).empty());
-  EXPECT_FALSE(fp8_gemm_small_m_mma_unavailable({1, 128, 96, Fp8Flavour::e4m3fn}).empty());
+  EXPECT_FALSE(fp8_gemm_mma_unavailable({1, 128, 128, Fp8Flavour::e4m3fnuz}).empty());
+  EXPECT_FALSE(fp8_gemm_mma_unavailable({1, 128, 96, Fp8Flavour::e4m3fn}).empty());
+}
+
+// The general GEMM as the layer calls it: the mma kernel up to kFp8GemmMmaMaxRows rows, wgmma past
+// it; both hold the blocked emulation's claims on either side of the switch.
+TEST(Fp8GemmGpu, GeneralLaunchHoldsTheMatrixUnitClaimsOnBothSidesOfItsSwitch) {
+  FB_SKIP_WITHOUT_GPU();
+  if (!fp8_gemm_mma_unavailable({1, 128, 128, Fp8Flavour::e4m3fn}).empty() ||
+      !fp8_gemm_wgmma_unavailable({64, 128, 128, Fp8Flavour::e4m3fn}).empty())
+    GTEST_SKIP() << "needs both matrix-unit kernels (sm_90a)";
+  for (const std::int64_t m : {std::int64_t{3}, kFp8GemmMmaMaxRows, kFp8GemmMmaMaxRows + 1}) {
+    const Problem q(m, 768, 1024, Fp8Flavour::e4m3fn, Distribution::normal, static_cast<std::uint64_t>(m + 11));
+    DeviceProblem d(q);
+    expect_matrix_unit_claims(q, d, fp8_gemm_general_launch, "general");
+  }
 }
 
 TEST(Fp8GemmGpu, VendorWithinTheMatrixUnitBudgetWhereItRuns) {

@@ -1,5 +1,6 @@
-// F8 on the matrix units: the small-M (1 to 16 rows) fp8 GEMM with mma.sync e4m3 (NVIDIA sm_89 and
-// later), in the matrix-unit structure of the wgmma variant: each 128-K block's partial comes from
+// The fp8 GEMM for small and medium M on the matrix units, mma.sync e4m3 (NVIDIA sm_89 and later):
+// variant `mma` of fp8_gemm/small_m (F8) and fp8_gemm/ptpc, and the general GEMM up to
+// kFp8GemmMmaMaxRows rows (fp8_gemm_general_launch). It keeps the matrix-unit structure of the wgmma variant: each 128-K block's partial comes from
 // the matrix unit (its fp8 accumulation is not IEEE fp32), and the partials are added into one fp32
 // accumulator in ascending K, so the emulation is fp8_gemm_blocked_emu and the claim against it is
 // the matrix-unit bound (as for wgmma), not bitwise. Run to run: the same bytes (fixed mapping, no
@@ -9,8 +10,13 @@
 // from shared memory) and measured 6 % of copy at M = 16 (kernels/fp8_gemm/README.md); one
 // m16n8k32 MMA does 4096 multiply-adds.
 //
+// Why here too: the wgmma kernel's 64 x 128 tiles give 12 CTAs at N = 1536 and M <= 64 (83 us at
+// M = 1 on the H200, 107 at M = 192); this one gives N / 16 CTAs per 16-row chunk of A.
+//
 // Mapping. A CTA of 8 warps owns 16 output columns (the MMA's 16 rows: weight rows n0 .. n0 + 15)
-// and every row of A (the MMA's 8 columns: tokens; 9..16 rows are two token tiles). K is cut into
+// and one chunk of A's rows (blockIdx.y; the MMA's 8 columns are tokens: a chunk is one token tile
+// of 8 rows when M <= 8, else two tiles, 16 rows; chunks past the first re-read the weights, mostly
+// from L2). K is cut into
 // 128-K blocks; in each round warp w takes blocks w, w + 8, ... (kBlocksPerWarp of them, every
 // load of the round issued before the first MMA), forms each block's partial with 4 MMAs from a
 // zero accumulator, and writes it to shared memory; then one thread per (column, row) adds the
@@ -85,7 +91,7 @@ __device__ inline std::uint32_t word_of(const uint4 (&v)[2], int w) {
 }
 
 template <int kTiles>
-__global__ __launch_bounds__(kThreads) void fp8_gemm_small_m_mma_kernel(Fp8GemmParams p, Fp8GemmBuffers b) {
+__global__ __launch_bounds__(kThreads) void fp8_gemm_mma_kernel(Fp8GemmParams p, Fp8GemmBuffers b) {
   constexpr int kBpw = blocks_per_warp<kTiles>();
   constexpr int kRoundBlocks = kWarps * kBpw;
   constexpr int kTokens = 8 * kTiles;
@@ -95,6 +101,10 @@ __global__ __launch_bounds__(kThreads) void fp8_gemm_small_m_mma_kernel(Fp8GemmP
   const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
   const int group = lane / 4, quad = lane % 4;
   const std::int64_t n0 = static_cast<std::int64_t>(blockIdx.x) * kColumns;
+  // This CTA's chunk of A's rows: rows m0 .. m0 + rows - 1, as rows 0 .. rows - 1 of a smaller A.
+  const std::int64_t m0 = static_cast<std::int64_t>(blockIdx.y) * kTokens;
+  const std::int64_t rows = p.rows - m0 < kTokens ? p.rows - m0 : kTokens;
+  const std::uint8_t* a_rows = b.a + m0 * p.depth;
   const std::int64_t blocks = p.depth / kFp8GemmBlockK;
   // The finisher of (column fc, token ft): threads 0 .. 16 kTokens - 1.
   const int fc = static_cast<int>(threadIdx.x % kColumns), ft = static_cast<int>(threadIdx.x / kColumns);
@@ -110,7 +120,7 @@ __global__ __launch_bounds__(kThreads) void fp8_gemm_small_m_mma_kernel(Fp8GemmP
       load32(b.b, blk < blocks ? p.cols : 0, p.depth, n0 + group, k, w_lo[i]);
       load32(b.b, blk < blocks ? p.cols : 0, p.depth, n0 + group + 8, k, w_hi[i]);
 #pragma unroll
-      for (int t = 0; t < kTiles; ++t) load32(b.a, blk < blocks ? p.rows : 0, p.depth, 8 * t + group, k, x[i][t]);
+      for (int t = 0; t < kTiles; ++t) load32(a_rows, blk < blocks ? rows : 0, p.depth, 8 * t + group, k, x[i][t]);
     }
 #pragma unroll
     for (int i = 0; i < kBpw; ++i) {
@@ -142,42 +152,46 @@ __global__ __launch_bounds__(kThreads) void fp8_gemm_small_m_mma_kernel(Fp8GemmP
     __syncthreads();  // the next round overwrites the partials
   }
   const std::int64_t n = n0 + fc;
-  if (ft < kTokens && ft < p.rows && n < p.cols) b.c[ft * p.cols + n] = fp8_gemm_epilogue(acc, b.b_scale[n], b.a_scale[ft]);
+  if (ft < kTokens && ft < rows && n < p.cols)
+    b.c[(m0 + ft) * p.cols + n] = fp8_gemm_epilogue(acc, b.b_scale[n], b.a_scale[m0 + ft]);
 }
 
-__global__ void small_m_mma_probe_kernel(int* out) { *out = FB_F8_MMA_AVAILABLE; }
+__global__ void mma_probe_kernel(int* out) { *out = FB_F8_MMA_AVAILABLE; }
 
 std::string probe() {
 #if defined(__HIPCC__)
   return "no mma.sync e4m3 on AMD (the MFMA fp8 path is not written yet)";
 #else
-  return run_flag_probe(small_m_mma_probe_kernel, "small-M MMA", "this build has no sm_89+ code for this device (mma.sync e4m3)");
+  return run_flag_probe(mma_probe_kernel, "fp8 MMA", "this build has no sm_89+ code for this device (mma.sync e4m3)");
 #endif
 }
 
 }  // namespace
 
-std::string fp8_gemm_small_m_mma_unavailable(const Fp8GemmParams& p) {
+std::string fp8_gemm_mma_unavailable(const Fp8GemmParams& p) {
   if (p.flavour != Fp8Flavour::e4m3fn) return "mma.sync takes OCP e4m3 only (fp8=e4m3fnuz)";
-  if (p.depth % kFp8GemmBlockK != 0) return "the small-M MMA kernel needs K % 128 == 0 (K=" + std::to_string(p.depth) + ")";
+  if (p.depth % kFp8GemmBlockK != 0) return "the fp8 MMA kernel needs K % 128 == 0 (K=" + std::to_string(p.depth) + ")";
   static std::once_flag once;
   static std::string why;
   std::call_once(once, [] { why = probe(); });
   return why;
 }
 
-void fp8_gemm_small_m_mma_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void* stream) {
-  if (p.rows > kFp8GemmSmallMMaxRows) throw InputError("the small-M fp8 GEMM takes at most 16 rows");
-  const std::string why = fp8_gemm_small_m_mma_unavailable(p);
-  if (!why.empty()) throw DeviceError("fp8_gemm_small_m_mma: " + why);
+void fp8_gemm_mma_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void* stream) {
+  const std::string why = fp8_gemm_mma_unavailable(p);
+  if (!why.empty()) throw DeviceError("fp8_gemm_mma: " + why);
   if (p.rows == 0 || p.cols == 0) return;
-  const auto grid = static_cast<unsigned>((p.cols + kColumns - 1) / kColumns);
+  const auto columns = static_cast<unsigned>((p.cols + kColumns - 1) / kColumns);
+  const int tokens = p.rows <= 8 ? 8 : 16;  // rows per chunk (one or two token tiles)
+  const std::int64_t chunks = (p.rows + tokens - 1) / tokens;
+  if (chunks > 65535) throw InputError("the fp8 MMA kernel takes at most 65535 row chunks (M=" + std::to_string(p.rows) + ")");
+  const dim3 grid(columns, static_cast<unsigned>(chunks));
   auto s = static_cast<hipStream_t>(stream);
-  if (p.rows <= 8)
-    fp8_gemm_small_m_mma_kernel<1><<<grid, kThreads, 0, s>>>(p, b);
+  if (tokens == 8)
+    fp8_gemm_mma_kernel<1><<<grid, kThreads, 0, s>>>(p, b);
   else
-    fp8_gemm_small_m_mma_kernel<2><<<grid, kThreads, 0, s>>>(p, b);
-  gpu_check_launch("fp8_gemm_small_m_mma_kernel");
+    fp8_gemm_mma_kernel<2><<<grid, kThreads, 0, s>>>(p, b);
+  gpu_check_launch("fp8_gemm_mma_kernel");
 }
 
 }  // namespace fb
