@@ -5,7 +5,8 @@
 // The epilogue is the canonical one. Only the partials' internal accumulation differs from the
 // blocked emulation (fp8_gemm_blocked_emu); see fp8_gemm_bounds.hpp for the bound.
 //
-// Simple before fast: one stage, synchronous loads. Deterministic: a fixed instruction sequence
+// Double-buffered (wgmma_block_loop: the next block's tiles arrive by cp.async during this
+// block's product; run 40 and before: one stage, synchronous loads). Deterministic: a fixed instruction sequence
 // with no atomics, so the same bytes on every run of one device.
 #include <string>
 
@@ -21,20 +22,17 @@ namespace {
 
 __global__ __launch_bounds__(kWgmmaThreads) void fp8_gemm_wgmma_kernel(Fp8GemmParams p, Fp8GemmBuffers b) {
 #if FB_WGMMA_AVAILABLE
-  __shared__ __align__(128) std::uint8_t tile_a[kWgmmaTileM * kWgmmaTileK];
-  __shared__ __align__(128) std::uint8_t tile_b[kWgmmaTileN * kWgmmaTileK];
+  __shared__ __align__(128) std::uint8_t stages[kWgmmaLoopBytes];
   const std::int64_t m0 = static_cast<std::int64_t>(blockIdx.y) * kWgmmaTileM;
   const std::int64_t n0 = static_cast<std::int64_t>(blockIdx.x) * kWgmmaTileN;
   float acc[kWgmmaAccRegs], block[kWgmmaAccRegs];
 #pragma unroll
   for (int j = 0; j < kWgmmaAccRegs; ++j) acc[j] = 0.0f;
-  for (std::int64_t k0 = 0; k0 < p.depth; k0 += kWgmmaTileK) {
-    wgmma_stage_tile<kWgmmaTileM>(tile_a, b.a, p.rows, p.depth, m0, k0);
-    wgmma_stage_tile<kWgmmaTileN>(tile_b, b.b, p.cols, p.depth, n0, k0);
-    wgmma_block_product(block, tile_a, tile_b);
+  wgmma_block_loop(stages, b.a, p.rows, b.b, p.cols, p.depth, m0, n0, 0, p.depth / kWgmmaTileK, block,
+                   [&](std::int64_t, const float* partial) {
 #pragma unroll
-    for (int j = 0; j < kWgmmaAccRegs; ++j) acc[j] = acc[j] + block[j];
-  }
+                     for (int j = 0; j < kWgmmaAccRegs; ++j) acc[j] = acc[j] + partial[j];
+                   });
 #pragma unroll
   for (int j = 0; j < kWgmmaAccRegs; ++j) {
     const std::int64_t m = m0 + wgmma_acc_row(j), n = n0 + wgmma_acc_col(j);

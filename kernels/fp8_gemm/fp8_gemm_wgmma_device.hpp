@@ -48,18 +48,46 @@ __device__ inline int wgmma_acc_col(int j) {
   return 8 * (j / 4) + 2 * (lane % 4) + (j % 2);
 }
 
+// The shared memory of the double-buffered block loop (wgmma_block_loop): two stages of an A
+// (64 x 128) and a B (128 x 128) tile, 48 KB, the most a block may declare statically.
+inline constexpr int kWgmmaStageBytes = (kWgmmaTileM + kWgmmaTileN) * kWgmmaTileK;
+inline constexpr int kWgmmaLoopBytes = 2 * kWgmmaStageBytes;
+
+// 16 bytes global -> shared without passing through registers (cp.async, sm_80+), zeros where
+// !valid (a source size of 0 reads nothing). Complete for this thread after cp_async_wait.
+__device__ inline void cp_async16(std::uint8_t* dst, const std::uint8_t* src, bool valid) {
+#if FB_WGMMA_AVAILABLE
+  const auto to = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to), "l"(src), "r"(valid ? 16 : 0) : "memory");
+#else
+  (void)dst, (void)src, (void)valid;
+#endif
+}
+__device__ inline void cp_async_commit() {
+#if FB_WGMMA_AVAILABLE
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+// Waits until at most kPending of this thread's committed groups are still in flight.
+template <int kPending>
+__device__ inline void cp_async_wait() {
+#if FB_WGMMA_AVAILABLE
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+#endif
+}
+
 // Stages rows [row0, row0 + R) x K [k0, k0 + 128) of a row-major fp8 matrix with `rows` rows and
-// row length `depth` into `tile` (layout above); rows past the end are zeros. 16 bytes per load.
+// row length `depth` into `tile` (layout above) by cp.async, 16 bytes a copy; rows past the end are
+// zeros. The bytes are there once this thread's group completes (cp_async_wait).
 template <int R>
-__device__ inline void wgmma_stage_tile(std::uint8_t* tile, const std::uint8_t* src, std::int64_t rows,
-                                        std::int64_t depth, std::int64_t row0, std::int64_t k0) {
+__device__ inline void wgmma_stage_tile_async(std::uint8_t* tile, const std::uint8_t* src, std::int64_t rows,
+                                              std::int64_t depth, std::int64_t row0, std::int64_t k0) {
   constexpr int kVectors = R * kWgmmaTileK / 16;
 #pragma unroll
   for (int i = static_cast<int>(threadIdx.x); i < kVectors; i += kWgmmaThreads) {
     const int r = i / 8, kc = i % 8;
-    uint4 v = make_uint4(0, 0, 0, 0);
-    if (row0 + r < rows) v = *reinterpret_cast<const uint4*>(src + (row0 + r) * depth + k0 + kc * 16);
-    *reinterpret_cast<uint4*>(tile + wgmma_tile_offset(r, kc * 16)) = v;
+    const bool valid = row0 + r < rows;
+    cp_async16(tile + wgmma_tile_offset(r, kc * 16), valid ? src + (row0 + r) * depth + k0 + kc * 16 : src, valid);
   }
 }
 
@@ -124,6 +152,37 @@ __device__ inline void wgmma_block_product(float* block, const std::uint8_t* til
   (void)tile_a;
   (void)tile_b;
 #endif
+}
+
+// The K loop of a 64 x 128 tile over 128-K blocks [kb_begin, kb_end), double-buffered: block
+// kb + 1's tiles are copied by cp.async while block kb's product and promotion run.
+// promote(kb, block) gets each block's partial in increasing kb, so the arithmetic (and the
+// emulation) is that of the one-stage loop; only when the bytes reach shared memory changes.
+// Buffer reuse: the copies into a stage are issued after the trailing barrier of the product that
+// last read it (wgmma_block_product ends with one), and a stage is read only after every thread's
+// copies into it completed (cp_async_wait, then the product's fence and barrier).
+template <class Promote>
+__device__ inline void wgmma_block_loop(std::uint8_t* stages, const std::uint8_t* a, std::int64_t rows,
+                                        const std::uint8_t* bm, std::int64_t cols, std::int64_t depth,
+                                        std::int64_t m0, std::int64_t n0, std::int64_t kb_begin,
+                                        std::int64_t kb_end, float* block, Promote&& promote) {
+  constexpr int kA = kWgmmaTileM * kWgmmaTileK;
+  auto issue = [&](std::int64_t kb) {
+    if (kb < kb_end) {
+      std::uint8_t* stage = stages + ((kb - kb_begin) % 2) * kWgmmaStageBytes;
+      wgmma_stage_tile_async<kWgmmaTileM>(stage, a, rows, depth, m0, kb * kWgmmaTileK);
+      wgmma_stage_tile_async<kWgmmaTileN>(stage + kA, bm, cols, depth, n0, kb * kWgmmaTileK);
+    }
+    cp_async_commit();  // an empty group past the end keeps the wait count below uniform
+  };
+  issue(kb_begin);
+  for (std::int64_t kb = kb_begin; kb < kb_end; ++kb) {
+    issue(kb + 1);
+    cp_async_wait<1>();  // block kb's copies are done; block kb + 1's may still be in flight
+    const std::uint8_t* stage = stages + ((kb - kb_begin) % 2) * kWgmmaStageBytes;
+    wgmma_block_product(block, stage, stage + kA);
+    promote(kb, block);
+  }
 }
 
 }  // namespace fb

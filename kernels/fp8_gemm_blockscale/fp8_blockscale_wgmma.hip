@@ -22,8 +22,7 @@ __global__ __launch_bounds__(kWgmmaThreads) void fp8_blockscale_wgmma_kernel(Fp8
                                                                              Fp8BlockscaleBuffers b,
                                                                              std::uint32_t epoch) {
 #if FB_WGMMA_AVAILABLE
-  __shared__ __align__(128) std::uint8_t tile_a[kWgmmaTileM * kWgmmaTileK];
-  __shared__ __align__(128) std::uint8_t tile_b[kWgmmaTileN * kWgmmaTileK];
+  __shared__ __align__(128) std::uint8_t stages[kWgmmaLoopBytes];
   const std::int64_t nb = blockIdx.x, s = blockIdx.z;
   const std::int64_t m0 = static_cast<std::int64_t>(blockIdx.y) * kWgmmaTileM, n0 = nb * kWgmmaTileN;
   const std::int64_t kb_count = p.k_blocks();
@@ -32,18 +31,15 @@ __global__ __launch_bounds__(kWgmmaThreads) void fp8_blockscale_wgmma_kernel(Fp8
   float part[kWgmmaAccRegs], block[kWgmmaAccRegs];
 #pragma unroll
   for (int j = 0; j < kWgmmaAccRegs; ++j) part[j] = 0.0f;
-  for (std::int64_t kb = p.slice_begin(s); kb < p.slice_begin(s + 1); ++kb) {
-    const std::int64_t k0 = kb * kWgmmaTileK;
-    wgmma_stage_tile<kWgmmaTileM>(tile_a, b.a, p.rows, p.depth, m0, k0);
-    wgmma_stage_tile<kWgmmaTileN>(tile_b, b.b, p.cols, p.depth, n0, k0);
-    const float as_lo = row_lo < p.rows ? b.a_scale[row_lo * kb_count + kb] : 0.0f;
-    const float as_hi = row_hi < p.rows ? b.a_scale[row_hi * kb_count + kb] : 0.0f;
-    const float bs = b.b_scale[nb * kb_count + kb];
-    wgmma_block_product(block, tile_a, tile_b);
+  wgmma_block_loop(stages, b.a, p.rows, b.b, p.cols, p.depth, m0, n0, p.slice_begin(s), p.slice_begin(s + 1), block,
+                   [&](std::int64_t kb, const float* partial) {
+                     const float as_lo = row_lo < p.rows ? b.a_scale[row_lo * kb_count + kb] : 0.0f;
+                     const float as_hi = row_hi < p.rows ? b.a_scale[row_hi * kb_count + kb] : 0.0f;
+                     const float bs = b.b_scale[nb * kb_count + kb];
 #pragma unroll
-    for (int j = 0; j < kWgmmaAccRegs; ++j)
-      part[j] = blockscale_promote(part[j], block[j], (j / 2) % 2 ? as_hi : as_lo, bs);
-  }
+                     for (int j = 0; j < kWgmmaAccRegs; ++j)
+                       part[j] = blockscale_promote(part[j], partial[j], (j / 2) % 2 ? as_hi : as_lo, bs);
+                   });
   std::uint32_t* ticket = b.tickets + static_cast<std::int64_t>(blockIdx.y) * p.n_blocks() + nb;
   turnstile_wait(ticket, epoch, s);
   const bool last = s == p.slices - 1;
