@@ -54,15 +54,23 @@ std::string fp8_gemm_wgmma_unavailable(const Fp8GemmParams& p);
 // K % 128 == 0; 16 output columns per CTA and 8 or 16 rows per CTA.
 void fp8_gemm_mma_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void* stream);
 std::string fp8_gemm_mma_unavailable(const Fp8GemmParams& p);
-// Up to this many rows the general GEMM runs the mma kernel (where it can), past it wgmma: the mma
-// kernel's CTAs re-read the weights once per 16 rows, the wgmma kernel's once per 64 (set from the
-// H200 runs in kernels/fp8_gemm/README.md).
+// Past this many rows the general GEMM never runs the mma kernel: its CTAs re-read the weights once
+// per 16 rows, the wgmma kernel's once per 64.
 inline constexpr std::int64_t kFp8GemmMmaMaxRows = 256;
+// Whether the general GEMM runs the mma kernel (else wgmma) for M = rows, N = cols: always up to 64
+// rows, and up to kFp8GemmMmaMaxRows while wgmma's 64 x 128 tiles would fill fewer than half the
+// multiprocessors (set from run 41 on the H200: kernels/fp8_gemm/README.md).
+inline bool fp8_gemm_general_takes_mma(std::int64_t rows, std::int64_t cols, int multiprocessors) {
+  if (rows > kFp8GemmMmaMaxRows) return false;
+  if (rows <= 64) return true;
+  const std::int64_t wgmma_tiles = ((cols + 127) / 128) * ((rows + 63) / 64);
+  return 2 * wgmma_tiles < multiprocessors;
+}
 // The vendor library (cuBLASLt with outer-vector scales), host code in fp8_gemm_vendor.cpp: why it
 // cannot run the point (empty: it can), and the launch.
 std::string fp8_gemm_vendor_unavailable(const Fp8GemmParams& p);
 void fp8_gemm_vendor_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void* stream);
-// The general GEMM as a model would call it: the mma kernel up to kFp8GemmMmaMaxRows rows, else
+// The general GEMM as a model would call it: the mma kernel where fp8_gemm_general_takes_mma, else
 // wgmma, where available; the plain kernel elsewhere. Its emulation is fp8_gemm_blocked_emu
 // wherever a matrix-unit kernel runs.
 void fp8_gemm_general_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void* stream);

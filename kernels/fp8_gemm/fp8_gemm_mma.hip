@@ -1,9 +1,10 @@
 // The fp8 GEMM for small and medium M on the matrix units, mma.sync e4m3 (NVIDIA sm_89 and later):
-// variant `mma` of fp8_gemm/small_m (F8) and fp8_gemm/ptpc, and the general GEMM up to
-// kFp8GemmMmaMaxRows rows (fp8_gemm_general_launch). It keeps the matrix-unit structure of the wgmma variant: each 128-K block's partial comes from
-// the matrix unit (its fp8 accumulation is not IEEE fp32), and the partials are added into one fp32
-// accumulator in ascending K, so the emulation is fp8_gemm_blocked_emu and the claim against it is
-// the matrix-unit bound (as for wgmma), not bitwise. Run to run: the same bytes (fixed mapping, no
+// variant `mma` of fp8_gemm/small_m (F8) and fp8_gemm/ptpc, and the general GEMM at small M
+// (fp8_gemm_general_launch, fp8_gemm_general_takes_mma). It keeps the matrix-unit structure of the
+// wgmma variant: each 128-K block's partial comes from the matrix unit (its fp8 accumulation is not
+// IEEE fp32), and the partials are added into one fp32 accumulator in ascending K, so the
+// emulation is fp8_gemm_blocked_emu and the claim against it is the matrix-unit bound (as for
+// wgmma), not bitwise. Run to run: the same bytes (fixed mapping, no
 // atomics).
 //
 // Why: the canonical small-M kernel spends 16 CUDA-core fma per weight chunk and row (with A read

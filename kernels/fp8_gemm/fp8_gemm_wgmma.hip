@@ -12,6 +12,7 @@
 
 #include "core/errors.hpp"
 #include "kernels/common/gpu_check.hpp"
+#include "kernels/common/multiprocessors.hpp"
 #include "kernels/fp8_gemm/fp8_gemm.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_math.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_device.hpp"
@@ -62,7 +63,7 @@ void fp8_gemm_wgmma_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void
 }
 
 void fp8_gemm_general_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void* stream) {
-  if (p.rows <= kFp8GemmMmaMaxRows && fp8_gemm_mma_unavailable(p).empty())
+  if (fp8_gemm_general_takes_mma(p.rows, p.cols, device_multiprocessors()) && fp8_gemm_mma_unavailable(p).empty())
     fp8_gemm_mma_launch(p, b, stream);
   else if (fp8_gemm_wgmma_unavailable(p).empty())
     fp8_gemm_wgmma_launch(p, b, stream);

@@ -280,14 +280,24 @@ TEST(Fp8GemmGpu, MmaWithinItsBoundsOfTheBlockedEmulationAndRepeatsBitwise) {
   EXPECT_FALSE(fp8_gemm_mma_unavailable({1, 128, 96, Fp8Flavour::e4m3fn}).empty());
 }
 
-// The general GEMM as the layer calls it: the mma kernel up to kFp8GemmMmaMaxRows rows, wgmma past
-// it; both hold the blocked emulation's claims on either side of the switch.
+// The general GEMM's kernel choice at the layer's shapes, as run 41 measured them on the H200
+// (132 SMs; us, mma / wgmma): 1536 x 6144 at M = 24 10.1 / 76.5, 96 23.5 / 79.4, 192 39.3 / 80.4,
+// 1024 184 / 128; 6144 x 768 at M = 3 7.7 / 14.5, 24 8.9 / 15.0, 96 23.4 / 18.3, 192 42.8 / 26.6.
+TEST(Fp8Gemm, GeneralTakesTheMmaKernelWhereRun41MeasuredItFaster) {
+  for (const std::int64_t m : {1, 3, 16, 24, 96, 192}) EXPECT_TRUE(fp8_gemm_general_takes_mma(m, 1536, 132)) << m;
+  EXPECT_FALSE(fp8_gemm_general_takes_mma(1024, 1536, 132));
+  for (const std::int64_t m : {1, 3, 24, 48}) EXPECT_TRUE(fp8_gemm_general_takes_mma(m, 6144, 132)) << m;
+  for (const std::int64_t m : {96, 192, 1024, 32768}) EXPECT_FALSE(fp8_gemm_general_takes_mma(m, 6144, 132)) << m;
+}
+
+// The general GEMM as the layer calls it: the mma kernel at small M, wgmma past it
+// (fp8_gemm_general_takes_mma); both hold the blocked emulation's claims on either side of the switch.
 TEST(Fp8GemmGpu, GeneralLaunchHoldsTheMatrixUnitClaimsOnBothSidesOfItsSwitch) {
   FB_SKIP_WITHOUT_GPU();
   if (!fp8_gemm_mma_unavailable({1, 128, 128, Fp8Flavour::e4m3fn}).empty() ||
       !fp8_gemm_wgmma_unavailable({64, 128, 128, Fp8Flavour::e4m3fn}).empty())
     GTEST_SKIP() << "needs both matrix-unit kernels (sm_90a)";
-  for (const std::int64_t m : {std::int64_t{3}, kFp8GemmMmaMaxRows, kFp8GemmMmaMaxRows + 1}) {
+  for (const std::int64_t m : {std::int64_t{3}, std::int64_t{64}, std::int64_t{65}, kFp8GemmMmaMaxRows + 1}) {
     const Problem q(m, 768, 1024, Fp8Flavour::e4m3fn, Distribution::normal, static_cast<std::uint64_t>(m + 11));
     DeviceProblem d(q);
     expect_matrix_unit_claims(q, d, fp8_gemm_general_launch, "general");
