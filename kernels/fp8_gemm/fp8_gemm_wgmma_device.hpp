@@ -79,15 +79,19 @@ __device__ inline void cp_async_wait() {
 // Stages rows [row0, row0 + R) x K [k0, k0 + 128) of a row-major fp8 matrix with `rows` rows and
 // row length `depth` into `tile` (layout above) by cp.async, 16 bytes a copy; rows past the end are
 // zeros. The bytes are there once this thread's group completes (cp_async_wait).
+// Copy i writes bytes 16 i .. 16 i + 15 of the tile: row 8 (i / 64) + i % 8, K piece (i / 8) % 8.
+// Consecutive threads fill one core matrix, so the 8 threads of a shared-memory phase write 128
+// contiguous bytes (all 32 banks once). Until run 41 copy i took row i / 8 and piece i % 8: the 8
+// threads of a phase wrote 128 bytes apart, all into the same 4 banks (8-way conflicts).
 template <int R>
 __device__ inline void wgmma_stage_tile_async(std::uint8_t* tile, const std::uint8_t* src, std::int64_t rows,
                                               std::int64_t depth, std::int64_t row0, std::int64_t k0) {
   constexpr int kVectors = R * kWgmmaTileK / 16;
 #pragma unroll
   for (int i = static_cast<int>(threadIdx.x); i < kVectors; i += kWgmmaThreads) {
-    const int r = i / 8, kc = i % 8;
+    const int r = 8 * (i / 64) + i % 8, kc = (i / 8) % 8;
     const bool valid = row0 + r < rows;
-    cp_async16(tile + wgmma_tile_offset(r, kc * 16), valid ? src + (row0 + r) * depth + k0 + kc * 16 : src, valid);
+    cp_async16(tile + 16 * i, valid ? src + (row0 + r) * depth + k0 + kc * 16 : src, valid);
   }
 }
 
