@@ -26,7 +26,7 @@ struct OutputBounds {
   double fold = -1;        // moe_out (F6)
 };
 
-// F8: the small-M kernel (canonical order) against the general GEMM (the wgmma kernel's blocked order on the H200):
+// F8: the small-M kernel (canonical order) against the general GEMM (the blocked order of the mma / wgmma kernels):
 // kernels/fp8_gemm/fp8_gemm_bounds.hpp's pair bound at depth K.
 double f8_gate_up_bound(std::int64_t hidden);
 std::string f8_bound_reason(std::int64_t hidden);

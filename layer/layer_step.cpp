@@ -386,7 +386,7 @@ void LayerStep::shared_gate_up(const FusionSwitches& s) {
   const Fp8GemmParams& p = gate_up_;
   if (small() && s[Fusion::F8])  // e4m3fnuz: F8's own launch (the router's F8 blocks are e4m3fn only)
     call(1, [&] { fp8_gemm_canonical_emu(p, b); }, [&] { LAYER_GPU(fp8_gemm_small_m_launch(p, b, stream_)); });
-  else  // the general GEMM: on the H200 the wgmma kernel, whose structure the blocked emulation follows
+  else  // the general GEMM: on the H200 the mma or wgmma kernel, whose structure the blocked emulation follows
     call(1, [&] { fp8_gemm_blocked_emu(p, b); }, [&] { LAYER_GPU(fp8_gemm_general_launch(p, b, stream_)); });
 }
 
