@@ -31,14 +31,21 @@ __global__ __launch_bounds__(kWgmmaThreads) void fp8_blockscale_wgmma_kernel(Fp8
   float part[kWgmmaAccRegs], block[kWgmmaAccRegs];
 #pragma unroll
   for (int j = 0; j < kWgmmaAccRegs; ++j) part[j] = 0.0f;
-  wgmma_block_loop(stages, b.a, p.rows, b.b, p.cols, p.depth, m0, n0, p.slice_begin(s), p.slice_begin(s + 1), block,
+  // Block kb's three scales are loaded during block kb's product (after block kb - 1's promotion).
+  const std::int64_t kb_begin = p.slice_begin(s), kb_end = p.slice_begin(s + 1);
+  float as_lo = 0.0f, as_hi = 0.0f, bs = 0.0f;
+  auto load_scales = [&](std::int64_t kb) {
+    as_lo = row_lo < p.rows ? b.a_scale[row_lo * kb_count + kb] : 0.0f;
+    as_hi = row_hi < p.rows ? b.a_scale[row_hi * kb_count + kb] : 0.0f;
+    bs = b.b_scale[nb * kb_count + kb];
+  };
+  if (kb_begin < kb_end) load_scales(kb_begin);
+  wgmma_block_loop(stages, b.a, p.rows, b.b, p.cols, p.depth, m0, n0, kb_begin, kb_end, block,
                    [&](std::int64_t kb, const float* partial) {
-                     const float as_lo = row_lo < p.rows ? b.a_scale[row_lo * kb_count + kb] : 0.0f;
-                     const float as_hi = row_hi < p.rows ? b.a_scale[row_hi * kb_count + kb] : 0.0f;
-                     const float bs = b.b_scale[nb * kb_count + kb];
 #pragma unroll
                      for (int j = 0; j < kWgmmaAccRegs; ++j)
                        part[j] = blockscale_promote(part[j], partial[j], (j / 2) % 2 ? as_hi : as_lo, bs);
+                     if (kb + 1 < kb_end) load_scales(kb + 1);
                    });
   std::uint32_t* ticket = b.tickets + static_cast<std::int64_t>(blockIdx.y) * p.n_blocks() + nb;
   turnstile_wait(ticket, epoch, s);
