@@ -6,11 +6,8 @@
 // archs, hipcc) compile the same kernels with empty bodies, and the launchers refuse to run them
 // (fp8_gemm_wgmma_unavailable), so nothing silently runs an empty kernel.
 //
-// Shared-memory layout (no swizzle, K-major, the PTX "canonical" layout): a core matrix is 8 rows
-// of 16 bytes (16 fp8 values along K), stored as 128 contiguous bytes. A tile of R rows x 128 K is
-// [R / 8 row groups][8 K cores][8 rows][16 bytes]: byte (r, k) at (r/8)*1024 + (k/16)*128 +
-// (r%8)*16 + k%16. Descriptor: leading byte offset (next core along K) 128, stride byte offset
-// (next 8-row group) 1024; the k32 step s starts 256 s bytes in.
+// Shared-memory layout: fp8_gemm_wgmma_layout.hpp. Descriptor: leading byte offset (next core
+// along K) 128, stride byte offset (next 8-row group) 1024; the k32 step s starts 256 s bytes in.
 // Accumulator fragment of m64nNk32 (f32): thread (warp w, lane l) holds d[j], j < N/2, for row
 // 16 w + l/4 + 8 ((j/2) % 2) and column 8 (j/4) + 2 (l%4) + j%2.
 #pragma once
@@ -18,6 +15,7 @@
 #include <cstdint>
 
 #include "kernels/common/hip_compat.hpp"
+#include "kernels/fp8_gemm/fp8_gemm_wgmma_layout.hpp"
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define FB_WGMMA_AVAILABLE 1
@@ -32,11 +30,6 @@ inline constexpr int kWgmmaTileM = 64;
 inline constexpr int kWgmmaTileN = 128;
 inline constexpr int kWgmmaTileK = 128;  // one promotion block: 4 k32 steps
 inline constexpr int kWgmmaAccRegs = kWgmmaTileN / 2;
-
-// Byte offset of (row, k) in a staged tile (layout above).
-__device__ inline int wgmma_tile_offset(int row, int k) {
-  return (row / 8) * 1024 + (k / 16) * 128 + (row % 8) * 16 + (k % 16);
-}
 
 // Row and column (within the 64 x 128 tile) of accumulator register j of this thread.
 __device__ inline int wgmma_acc_row(int j) {
@@ -78,20 +71,17 @@ __device__ inline void cp_async_wait() {
 
 // Stages rows [row0, row0 + R) x K [k0, k0 + 128) of a row-major fp8 matrix with `rows` rows and
 // row length `depth` into `tile` (layout above) by cp.async, 16 bytes a copy; rows past the end are
-// zeros. The bytes are there once this thread's group completes (cp_async_wait).
-// Copy i writes bytes 16 i .. 16 i + 15 of the tile: row 8 (i / 64) + i % 8, K piece (i / 8) % 8.
-// Consecutive threads fill one core matrix, so the 8 threads of a shared-memory phase write 128
-// contiguous bytes (all 32 banks once). Until run 41 copy i took row i / 8 and piece i % 8: the 8
-// threads of a phase wrote 128 bytes apart, all into the same 4 banks (8-way conflicts).
+// zeros. The bytes are there once this thread's group completes (cp_async_wait). Copy i is
+// wgmma_stage_copy(i), at tile byte 16 i.
 template <int R>
 __device__ inline void wgmma_stage_tile_async(std::uint8_t* tile, const std::uint8_t* src, std::int64_t rows,
                                               std::int64_t depth, std::int64_t row0, std::int64_t k0) {
   constexpr int kVectors = R * kWgmmaTileK / 16;
 #pragma unroll
   for (int i = static_cast<int>(threadIdx.x); i < kVectors; i += kWgmmaThreads) {
-    const int r = 8 * (i / 64) + i % 8, kc = (i / 8) % 8;
-    const bool valid = row0 + r < rows;
-    cp_async16(tile + 16 * i, valid ? src + (row0 + r) * depth + k0 + kc * 16 : src, valid);
+    const WgmmaCopy c = wgmma_stage_copy(i);
+    const bool valid = row0 + c.row < rows;
+    cp_async16(tile + 16 * i, valid ? src + (row0 + c.row) * depth + k0 + c.piece * 16 : src, valid);
   }
 }
 

@@ -14,6 +14,7 @@
 #include "core/errors.hpp"
 #include "core/inputs.hpp"
 #include "kernels/fp8_gemm/fp8_gemm.hpp"
+#include "kernels/fp8_gemm/fp8_gemm_wgmma_layout.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_bounds.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_inputs.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_math.hpp"
@@ -278,6 +279,21 @@ TEST(Fp8GemmGpu, MmaWithinItsBoundsOfTheBlockedEmulationAndRepeatsBitwise) {
   // e4m3fnuz and K % 128 != 0 are refused with a reason, never run.
   EXPECT_FALSE(fp8_gemm_mma_unavailable({1, 128, 128, Fp8Flavour::e4m3fnuz}).empty());
   EXPECT_FALSE(fp8_gemm_mma_unavailable({1, 128, 96, Fp8Flavour::e4m3fn}).empty());
+}
+
+// The wgmma tiles' staging: copy i lands at byte 16 i, which is where the layout puts its row and
+// K piece, and the copies of a tile cover each (row, piece) once, for both tile heights.
+TEST(Fp8Gemm, WgmmaStagingCopiesFillTheTileLayoutOnceEach) {
+  for (const int rows : {64, 128}) {
+    std::vector<int> hits(static_cast<std::size_t>(rows) * 8, 0);
+    for (int i = 0; i < rows * 8; ++i) {
+      const WgmmaCopy c = wgmma_stage_copy(i);
+      ASSERT_LT(c.row, rows);
+      EXPECT_EQ(wgmma_tile_offset(c.row, 16 * c.piece), 16 * i) << i;
+      ++hits[static_cast<std::size_t>(c.row) * 8 + c.piece];
+    }
+    for (const int h : hits) EXPECT_EQ(h, 1);
+  }
 }
 
 // The general GEMM's kernel choice at the layer's shapes, as run 41 measured them on the H200
