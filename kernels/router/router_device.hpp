@@ -447,87 +447,128 @@ __device__ inline void router_block_logits(const float* partials, float* logits,
   }
 }
 
-// The gate of one row by a 32-lane group (every lane calls it; `live` false for a spare row: it
-// takes part in the shuffles and writes nothing).
-__device__ inline void router_gate_row(const RouterGateArgs& a, const float (&l)[8], bool live, std::int32_t* ids,
-                                       float* weights) {
+// The gate of kN rows by one 32-lane group, the rows side by side (every lane calls it; live[n]
+// false for a spare row: it takes part in the shuffles and writes nothing). Each row's arithmetic is
+// its own, in router_math.hpp's order; kN > 1 only interleaves independent rows' instructions, so
+// their dependent chains (sigmoid, the selection's warp reductions, the divisions) overlap.
+template <int kN>
+__device__ inline void router_gate_rows(const RouterGateArgs& a, const float (&l)[kN][8], const bool (&live)[kN],
+                                        std::int32_t* const (&ids)[kN], float* const (&weights)[kN]) {
   const int V = a.experts / 32, lane = static_cast<int>(threadIdx.x % 32);
   const int group_base = static_cast<int>(threadIdx.x % warpSize) - lane;  // lane 0 of this group in its wave
-  float prob[8] = {}, score[8] = {};
+  float prob[kN][8] = {}, score[kN][8] = {};
   if (a.gate == RouterGate::sigmoid_bias) {
 #pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      if (i >= V) continue;
-      prob[i] = router_sigmoid(l[i]);
-      score[i] = prob[i] + a.bias[lane * V + i];
-    }
+    for (int n = 0; n < kN; ++n)
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        if (i >= V) continue;
+        prob[n][i] = router_sigmoid(l[n][i]);
+        score[n][i] = prob[n][i] + a.bias[lane * V + i];
+      }
   } else {
-    float m = -__int_as_float(0x7F800000);
 #pragma unroll
-    for (int i = 0; i < 8; ++i)
-      if (i < V) m = router_max(m, l[i]);
+    for (int n = 0; n < kN; ++n) {
+      float m = -__int_as_float(0x7F800000);
 #pragma unroll
-    for (int h = 16; h > 0; h >>= 1) m = router_max(m, __uint_as_float(shfl_xor_u32(__float_as_uint(m), h)));
-    float s = 0.0f;
+      for (int i = 0; i < 8; ++i)
+        if (i < V) m = router_max(m, l[n][i]);
 #pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      if (i >= V) continue;
-      prob[i] = exact_exp(l[i] - m);
-      s = i == 0 ? prob[0] : s + prob[i];
+      for (int h = 16; h > 0; h >>= 1) m = router_max(m, __uint_as_float(shfl_xor_u32(__float_as_uint(m), h)));
+      float s = 0.0f;
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        if (i >= V) continue;
+        prob[n][i] = exact_exp(l[n][i] - m);
+        s = i == 0 ? prob[n][0] : s + prob[n][i];
+      }
+      const float sum = router_lane_tree(s);
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+        if (i < V) score[n][i] = prob[n][i] = prob[n][i] / sum;
     }
-    const float sum = router_lane_tree(s);
-#pragma unroll
-    for (int i = 0; i < 8; ++i)
-      if (i < V) score[i] = prob[i] = prob[i] / sum;
   }
-  unsigned taken = 0;
-  float w[kRouterMaxTopk] = {};
-  std::int32_t chosen[kRouterMaxTopk] = {};
+  unsigned taken[kN] = {};
+  float w[kN][kRouterMaxTopk] = {};
+  std::int32_t chosen[kN][kRouterMaxTopk] = {};
   // Rounds to the fixed bound kRouterMaxTopk (topk is uniform over the group), so w and chosen are
   // indexed by constants and stay in registers (the runtime bound put them in local memory).
 #pragma unroll
   for (int r = 0; r < kRouterMaxTopk; ++r) {
     if (r < a.topk) {
-      std::uint64_t best = 0;
+      std::uint64_t best[kN];
 #pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        if (i >= V) continue;
-        const std::uint64_t c = (taken >> i) & 1u ? 0 : router_candidate(score[i], lane * V + i);
-        best = c > best ? c : best;
+      for (int n = 0; n < kN; ++n) {
+        best[n] = 0;
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+          if (i >= V) continue;
+          const std::uint64_t c = (taken[n] >> i) & 1u ? 0 : router_candidate(score[n][i], lane * V + i);
+          best[n] = c > best[n] ? c : best[n];
+        }
       }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
       // A lane group is a whole warp on NVIDIA: the 64-bit max as two warp reductions (the largest
       // key, then the largest low word among the lanes holding it) instead of ten shuffles.
-      const unsigned hi = __reduce_max_sync(0xFFFFFFFFu, static_cast<unsigned>(best >> 32));
-      const unsigned lo = __reduce_max_sync(0xFFFFFFFFu, static_cast<unsigned>(best >> 32) == hi ? static_cast<unsigned>(best) : 0u);
-      best = (static_cast<std::uint64_t>(hi) << 32) | lo;
+      unsigned hi[kN];
+#pragma unroll
+      for (int n = 0; n < kN; ++n) hi[n] = __reduce_max_sync(0xFFFFFFFFu, static_cast<unsigned>(best[n] >> 32));
+#pragma unroll
+      for (int n = 0; n < kN; ++n) {
+        const unsigned lo = __reduce_max_sync(
+            0xFFFFFFFFu, static_cast<unsigned>(best[n] >> 32) == hi[n] ? static_cast<unsigned>(best[n]) : 0u);
+        best[n] = (static_cast<std::uint64_t>(hi[n]) << 32) | lo;
+      }
 #else
 #pragma unroll
       for (int h = 16; h > 0; h >>= 1) {
-        const std::uint64_t other = (static_cast<std::uint64_t>(shfl_xor_u32(static_cast<unsigned>(best >> 32), h)) << 32) |
-                                    shfl_xor_u32(static_cast<unsigned>(best), h);
-        best = other > best ? other : best;
+#pragma unroll
+        for (int n = 0; n < kN; ++n) {
+          const std::uint64_t other =
+              (static_cast<std::uint64_t>(shfl_xor_u32(static_cast<unsigned>(best[n] >> 32), h)) << 32) |
+              shfl_xor_u32(static_cast<unsigned>(best[n]), h);
+          best[n] = other > best[n] ? other : best[n];
+        }
       }
 #endif
-      const std::int32_t id = router_candidate_id(best);
-      const int owner = id / V, index = id % V;
-      float mine = 0.0f;
 #pragma unroll
-      for (int i = 0; i < 8; ++i) mine = i == index ? prob[i] : mine;
-      if (lane == owner) taken |= 1u << index;
-      chosen[r] = id;
-      w[r] = __uint_as_float(shfl_u32(__float_as_uint(mine), group_base + owner));
+      for (int n = 0; n < kN; ++n) {
+        const std::int32_t id = router_candidate_id(best[n]);
+        const int owner = id / V, index = id % V;
+        float mine = 0.0f;
+#pragma unroll
+        for (int i = 0; i < 8; ++i) mine = i == index ? prob[n][i] : mine;
+        if (lane == owner) taken[n] |= 1u << index;
+        chosen[n][r] = id;
+        w[n][r] = __uint_as_float(shfl_u32(__float_as_uint(mine), group_base + owner));
+      }
     }
   }
-  if (!live || lane != 0) return;
-  router_finish_weights(w, a.topk, a.routed_scaling);
+  if (lane != 0) return;
 #pragma unroll
-  for (int r = 0; r < kRouterMaxTopk; ++r) {
-    if (r < a.topk) {
-      ids[r] = chosen[r];
-      weights[r] = w[r];
+  for (int n = 0; n < kN; ++n) {
+    if (!live[n]) continue;
+    router_finish_weights(w[n], a.topk, a.routed_scaling);
+#pragma unroll
+    for (int r = 0; r < kRouterMaxTopk; ++r) {
+      if (r < a.topk) {
+        ids[n][r] = chosen[n][r];
+        weights[n][r] = w[n][r];
+      }
     }
   }
+}
+
+// The gate of one row by a 32-lane group (router_gate_rows of one row).
+__device__ inline void router_gate_row(const RouterGateArgs& a, const float (&l)[8], bool live, std::int32_t* ids,
+                                       float* weights) {
+  float l1[1][8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) l1[0][i] = l[i];
+  const bool live1[1] = {live};
+  std::int32_t* const ids1[1] = {ids};
+  float* const weights1[1] = {weights};
+  router_gate_rows<1>(a, l1, live1, ids1, weights1);
 }
 
 // The handoff's last block's bias, loaded early: every router block loads it at its start (one
@@ -551,19 +592,40 @@ __device__ inline RouterGateArgs router_stage_bias(const RouterGateArgs& a, floa
 }
 
 // The gate of every row (at most kRouterTailRows) by the handoff's last block, from the logits
-// router_block_logits staged in shared memory: lane group g takes rows g, g + 8 (every group runs
-// the same rounds; spare rows take part and write nothing). Out: ids and weights [rows][k].
+// router_block_logits staged in shared memory: lane group g takes row g, and with kPairs and more
+// than 8 rows rows g and g + 8 side by side (router_gate_rows<2>: one pass instead of two); spare
+// rows take part and write nothing. Out: ids and weights [rows][k]. kPairs: the fused router's tail
+// (router_kernels.hip); F4 keeps one row at a time (its kernel is at 253 registers already).
+template <bool kPairs = false>
 __device__ inline void router_block_gate(const RouterGateArgs& a, const float* stage, std::int32_t* ids, float* weights) {
-  const int V = a.experts / 32, lane = static_cast<int>(threadIdx.x % 32);
-  for (int row0 = 0; row0 < a.rows; row0 += kRouterGroups) {
-    const int row = row0 + static_cast<int>(threadIdx.x / 32);
-    const bool live = row < a.rows;
-    float l[8] = {};
+  const int V = a.experts / 32, lane = static_cast<int>(threadIdx.x % 32), g = static_cast<int>(threadIdx.x / 32);
+  constexpr int kN = kPairs ? 2 : 1;
+  for (int row0 = 0; row0 < a.rows; row0 += kN * kRouterGroups) {
+    float l[kN][8] = {};
+    bool live[kN];
+    std::int32_t* row_ids[kN];
+    float* row_weights[kN];
 #pragma unroll
-    for (int i = 0; i < 8; ++i)
-      if (live && i < V) l[i] = stage[row * a.experts + lane * V + i];
-    router_gate_row(a, l, live, ids + static_cast<std::int64_t>(live ? row : 0) * a.topk,
-                    weights + static_cast<std::int64_t>(live ? row : 0) * a.topk);
+    for (int n = 0; n < kN; ++n) {
+      const int row = row0 + g + n * kRouterGroups;
+      live[n] = row < a.rows;
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+        if (live[n] && i < V) l[n][i] = stage[row * a.experts + lane * V + i];
+      row_ids[n] = ids + static_cast<std::int64_t>(live[n] ? row : 0) * a.topk;
+      row_weights[n] = weights + static_cast<std::int64_t>(live[n] ? row : 0) * a.topk;
+    }
+    if (kN == 2 && a.rows - row0 <= kRouterGroups) {  // no second row in this pass: one row's work
+      float l1[1][8];
+#pragma unroll
+      for (int i = 0; i < 8; ++i) l1[0][i] = l[0][i];
+      const bool live1[1] = {live[0]};
+      std::int32_t* const ids1[1] = {row_ids[0]};
+      float* const weights1[1] = {row_weights[0]};
+      router_gate_rows<1>(a, l1, live1, ids1, weights1);
+    } else {
+      router_gate_rows<kN>(a, l, live, row_ids, row_weights);
+    }
   }
 }
 

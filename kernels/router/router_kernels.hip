@@ -55,7 +55,7 @@ __global__ __launch_bounds__(kRouterThreads) void router_gemv_kernel(const std::
     const RouterGateArgs staged = router_stage_bias(gate, bias, bias_s);
     router_block_logits(partials, logits, sh.rows, sh.experts, sh.split_k, stage);
     __syncthreads();
-    router_block_gate(staged, stage, ids, weights);
+    router_block_gate<true>(staged, stage, ids, weights);  // rows g and g + 8 side by side past 8 rows
   } else {
     router_block_logits(partials, logits, sh.rows, sh.experts, sh.split_k, nullptr);  // the reduce's order
   }
