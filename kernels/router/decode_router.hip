@@ -63,6 +63,7 @@ __global__ __launch_bounds__(kRouterThreads) void decode_router_kernel(DecodeArg
     return;
   }
   const auto G = static_cast<unsigned>(a.router_blocks);
+  const float bias = router_bias_preload(a.gate);  // for the last block's gate, before the GEMV
 
   // 1. GEMV items and a share of moe_buf.
   for (int item = static_cast<int>(blockIdx.x); item < a.sh.items(); item += a.router_blocks)
@@ -79,9 +80,11 @@ __global__ __launch_bounds__(kRouterThreads) void decode_router_kernel(DecodeArg
   __shared__ float pair_weights[kMaxPairs];
   float* stage = reinterpret_cast<float*>(smem);
   const int k = a.gate.topk;
+  __shared__ float bias_s[kMaxExperts];
+  const RouterGateArgs staged = router_stage_bias(a.gate, bias, bias_s);
   router_block_logits(a.partials, a.logits, a.gate.rows, a.gate.experts, a.gate.split_k, stage);
   __syncthreads();
-  router_block_gate(a.gate, stage, pair_ids, pair_weights);
+  router_block_gate(staged, stage, pair_ids, pair_weights);
   __syncthreads();
   const int pairs = a.gate.rows * k;
   for (int i = threadIdx.x; i < pairs; i += kRouterThreads) {

@@ -9,26 +9,22 @@
 #include "kernels/common/hip_compat.hpp"
 #include "kernels/common/vector_io.hpp"
 #include "kernels/router/router.hpp"
+#include "kernels/router/router_gemv_map.hpp"
 #include "kernels/router/router_math.hpp"
 
 namespace fb {
 
 inline constexpr int kRouterThreads = 256;
 inline constexpr int kRouterGroups = kRouterThreads / 32;  // lane groups per block: experts per item, rows per gate block
+static_assert(kRouterGroups == kRouterGemvGroups, "router_gemv_map.hpp's block is this block");
 
-// The GEMV's work items: (row tile, slice, expert group of 8), expert group fastest, so blocks
-// that run together share the x tile through the caches.
-struct RouterGemvShape {
-  int rows, hidden, experts, split_k, row_tile;
-  FB_HD int slice() const { return hidden / split_k; }
-  FB_HD int expert_groups() const { return experts / kRouterGroups; }
-  FB_HD int row_tiles() const { return (rows + row_tile - 1) / row_tile; }
-  FB_HD int items() const { return row_tiles() * split_k * expert_groups(); }
-};
-
-inline RouterGemvShape router_gemv_shape(const RouterParams& p, int row_tile) {
-  return RouterGemvShape{static_cast<int>(p.rows), static_cast<int>(p.hidden), static_cast<int>(p.experts),
-                         static_cast<int>(p.split_k), row_tile};
+// The GEMV's work items: router_gemv_map.hpp (shared with the host test of the mapping).
+inline RouterGemvShape router_gemv_shape(const RouterParams& p, int row_tile,
+                                         int item_experts = kRouterGemvGroups) {
+  RouterGemvShape sh{static_cast<int>(p.rows), static_cast<int>(p.hidden), static_cast<int>(p.experts),
+                     static_cast<int>(p.split_k), row_tile};
+  sh.item_experts = item_experts;
+  return sh;
 }
 
 __device__ inline float router_lane_tree(float v) {
@@ -72,11 +68,11 @@ constexpr int router_gemv_stage_bytes(int row_tile) { return row_tile * kRouterG
 template <RouterWeight kW, int kRowTile, bool kBatched = true>
 __device__ inline void router_gemv_item(const std::uint16_t* x, const void* w, float* partials,
                                         const RouterGemvShape& sh, int item, std::uint16_t* xs = nullptr) {
-  const int eg = item % sh.expert_groups();
-  const int s = (item / sh.expert_groups()) % sh.split_k;
-  const int m0 = item / (sh.expert_groups() * sh.split_k) * kRowTile;
-  const int lane = static_cast<int>(threadIdx.x % 32), e = eg * kRouterGroups + static_cast<int>(threadIdx.x / 32);
-  const int rows = min(kRowTile, sh.rows - m0);
+  static_assert(kRowTile <= 8, "the tile of 16 is router_gemv_wide_item's");
+  // sh.row_tile == kRowTile and sh.item_experts == 8 (router_gemv_shape's default)
+  const RouterGemvItem it = router_gemv_item_at(sh, item);
+  const int s = it.s, m0 = it.m0, rows = it.rows;
+  const int lane = static_cast<int>(threadIdx.x % 32), e = router_gemv_expert(sh, it, static_cast<int>(threadIdx.x / 32), 0);
   const int L = sh.slice(), chunks = L / 8;
   const std::int64_t k0 = static_cast<std::int64_t>(s) * L;
   float acc[kRowTile];
@@ -149,15 +145,139 @@ __device__ inline void router_gemv_item(const std::uint16_t* x, const void* w, f
   }
 }
 
+// The GEMV item past 16 rows (router/gate at M = 24..512; row tile 16, or 8 while 16-row items
+// would be fewer than the SMs: router_gemv_plan). router_gemv_item's loop at the tile of 16 held
+// 176 registers with fp32 W (153 with bf16: one block of 256 per SM, 8 warps, latency-bound at about
+// one instruction per cycle per SM; run38 M = 512: 160 us) and fed each 16-byte x read from shared
+// memory to 8 products after 8 bf16 widenings. This item differs in mapping only:
+//  - a lane group takes kRouterWideExperts = 2 experts (item_experts 16: router_gemv_map.hpp), so
+//    each x value read feeds 2 products, and a block reads x for 16 experts, not 8;
+//  - the block widens each step's x tile into fp32 in shared memory once (the staging threads, 8
+//    widenings per 16-byte piece), so the lanes read fp32 x and do no widening; the fp32 tile is two
+//    planes (elements 0-3 and 4-7 of every chunk), so a lane's float4 reads are consecutive across
+//    the lanes (no bank conflicts);
+//  - a step is 32 x kRouterWideBatch chunks (512 k: 32 KB of fp32 x at 16 rows), so fewer weights
+//    are in flight per lane (2 experts x 2 chunks x 8 floats) and the item fits in fewer registers
+//    (-Xptxas -v: see kernels/router/README.md), two blocks per SM.
+// Order per partial unchanged: lane l adds chunks l, l + 32, ... of the slice in increasing order
+// (step by step, and i = 0, 1 within a step), elements j = 0..7 in order, the product
+// f32(x) * f32(w) rounded alone (widening is exact, so widening early is the same value); then
+// the same xor tree. So router_gemv_emu still gives the GPU's bits.
+inline constexpr int kRouterWideExperts = 2;
+inline constexpr int kRouterWideBatch = 2;
+inline constexpr int kRouterWideStep = 32 * kRouterWideBatch;  // chunks per step
+static_assert(kRouterWideExperts * kRouterGemvGroups == 2 * kRouterGemvGroups,
+              "router_gemv_plan's wide item_experts is this item's");
+
+// Shared memory the wide item needs for a row tile (fp32 x of one step).
+constexpr int router_gemv_wide_stage_bytes(int row_tile) { return row_tile * kRouterWideStep * 8 * 4; }
+
+template <RouterWeight kW, int kRowTile>
+__device__ inline void router_gemv_wide_item(const std::uint16_t* x, const void* w, float* partials,
+                                             const RouterGemvShape& sh, int item, float* xs) {
+  // sh.row_tile == kRowTile and sh.item_experts == 16 (router_gemv_plan past 16 rows)
+  constexpr int kE = kRouterWideExperts;
+  constexpr int kPieces = kRowTile * kRouterWideStep;  // 16-byte bf16 pieces of x per step
+  static_assert(kPieces % kRouterThreads == 0, "every thread stages the same number of pieces");
+  constexpr int kPiecesPerThread = kPieces / kRouterThreads;
+  const RouterGemvItem it = router_gemv_item_at(sh, item);
+  const int lane = static_cast<int>(threadIdx.x % 32), g = static_cast<int>(threadIdx.x / 32);
+  const int e = router_gemv_expert(sh, it, g, 0);  // this group's experts: e .. e + kE - 1
+  const int L = sh.slice(), chunks = L / 8;
+  const std::int64_t k0 = static_cast<std::int64_t>(it.s) * L;
+  float4* xs4 = reinterpret_cast<float4*>(xs);  // plane h (elements 4h..4h+3), row r, chunk q: xs4[h kPieces + r step + q]
+  float acc[kE][kRowTile];
+#pragma unroll
+  for (int q = 0; q < kE; ++q)
+#pragma unroll
+    for (int r = 0; r < kRowTile; ++r) acc[q][r] = 0.0f;
+  for (int cb = 0; cb < chunks; cb += kRouterWideStep) {
+    float wv[kE][kRouterWideBatch][8];
+#pragma unroll
+    for (int q = 0; q < kE; ++q)
+#pragma unroll
+      for (int i = 0; i < kRouterWideBatch; ++i) {
+        const int c = cb + lane + 32 * i;
+        if (c < chunks) {
+          router_load_weights<kW>(w, static_cast<std::int64_t>(e + q) * sh.hidden + k0 + static_cast<std::int64_t>(c) * 8,
+                                  wv[q][i]);
+        } else {
+#pragma unroll
+          for (int j = 0; j < 8; ++j) wv[q][i][j] = 0.0f;
+        }
+      }
+    Bf16x8 piece[kPiecesPerThread];
+#pragma unroll
+    for (int u = 0; u < kPiecesPerThread; ++u) {
+      const int v = static_cast<int>(threadIdx.x) + u * kRouterThreads, r = v / kRouterWideStep;
+      const int c = cb + v % kRouterWideStep;
+      piece[u] = Bf16x8{make_uint4(0, 0, 0, 0)};
+      if (r < it.rows && c < chunks)
+        piece[u] = load_bf16x8(x + static_cast<std::int64_t>(it.m0 + r) * sh.hidden + k0 + static_cast<std::int64_t>(c) * 8);
+    }
+    __syncthreads();  // the previous step's (or item's) readers are done with xs
+#pragma unroll
+    for (int u = 0; u < kPiecesPerThread; ++u) {
+      const int v = static_cast<int>(threadIdx.x) + u * kRouterThreads;
+      xs4[v] = make_float4(bf16x8_element(piece[u], 0), bf16x8_element(piece[u], 1), bf16x8_element(piece[u], 2),
+                           bf16x8_element(piece[u], 3));
+      xs4[kPieces + v] = make_float4(bf16x8_element(piece[u], 4), bf16x8_element(piece[u], 5),
+                                     bf16x8_element(piece[u], 6), bf16x8_element(piece[u], 7));
+    }
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < kRowTile; ++r) {
+#pragma unroll
+      for (int i = 0; i < kRouterWideBatch; ++i) {
+        if (cb + lane + 32 * i >= chunks) continue;
+        const int at = r * kRouterWideStep + lane + 32 * i;
+        const float4 a = xs4[at], b = xs4[kPieces + at];
+        const float xv[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+#pragma unroll
+        for (int q = 0; q < kE; ++q)
+#pragma unroll
+          for (int j = 0; j < 8; ++j) acc[q][r] = acc[q][r] + xv[j] * wv[q][i][j];
+      }
+    }
+  }
+#pragma unroll
+  for (int q = 0; q < kE; ++q)
+#pragma unroll
+    for (int r = 0; r < kRowTile; ++r) {
+      const float v = router_lane_tree(acc[q][r]);  // every lane takes part
+      if (lane == 0 && r < it.rows)
+        partials[(static_cast<std::int64_t>(it.s) * sh.rows + it.m0 + r) * sh.experts + e + q] = v;
+    }
+}
+
 // The grid handoff that never waits (F4's one launch, and the GEMV's own split-K fixup at M <= 16):
-// after its writes every block fences (release) and thread 0 draws a ticket; the block that draws
+// after its writes every block fences (release: below) and thread 0 draws a ticket; the block that draws
 // `blocks - 1` is the last to finish, sees every block's writes after an acquire fence, and resets
 // the counter for the next launch. Returns true in that block only (every thread of it). No block
 // waits for another, so any number of co-resident blocks and any grid size is correct. Reads of
 // other blocks' data after it must bypass the non-coherent L1 (router_load_coherent: relaxed
 // device-scope loads, through router_sum_partials<..., true> and router_block_logits).
+//
+// NVIDIA (was: every thread's __threadfence() before the barrier and after the ticket): thread 0
+// alone fences, between two barriers, with a release/acquire fence (fence.acq_rel.gpu) instead of
+// __threadfence()'s sequentially consistent fence.sc.gpu: barrier; thread 0: fence, ticket (and,
+// in the last block, fence again); barrier. The shape of cooperative groups' grid sync. Why it
+// suffices (PTX memory model): bar.sync synchronizes the block's threads, so every write of this
+// block (partials by lane 0 of each lane group; F4's moe_buf zeroing by every thread, which the last
+// block never reads) precedes thread 0's fence in causality order, which is transitive; a
+// fence.acq_rel.gpu then a relaxed gpu-scope atomic (the ticket) is a release pattern for all that
+// precedes the fence (cumulativity); the last block's thread 0 reads the ticket then fences (the
+// acquire pattern, one thread, in program order), and its second barrier orders that before every
+// thread's reads of the partials (which go past the L1: router_load_coherent). Nothing here needs
+// the total order of fence.sc.
+// AMD (HIP): unchanged, every thread fences before the barrier and, in the last block, after it.
+// The scoped model is transitive too, but LLVM's AMDGPU code sequences for "stores, workgroup
+// barrier, another thread's agent-scope release" needed fixes in 2025 (llvm-project PRs 160501 and
+// 161638, GFX10+ CU mode: the other waves' stores were not waited for), so the AMD path does not
+// lean on that pattern.
 __device__ inline bool router_last_block(unsigned* tickets, unsigned blocks) {
   __shared__ bool last;
+#if defined(__HIPCC__)
   __threadfence();
   __syncthreads();
   if (threadIdx.x == 0) {
@@ -166,6 +286,18 @@ __device__ inline bool router_last_block(unsigned* tickets, unsigned blocks) {
   }
   __syncthreads();
   if (last) __threadfence();
+#else
+  __syncthreads();  // every thread of this block is past its writes
+  if (threadIdx.x == 0) {
+    asm volatile("fence.acq_rel.gpu;" ::: "memory");  // release of the whole block's writes (above)
+    last = atomicAdd(tickets, 1u) == blocks - 1;
+    if (last) {
+      atomicExch(tickets, 0u);                          // every ticket of this launch is drawn
+      asm volatile("fence.acq_rel.gpu;" ::: "memory");  // acquire: every block's writes
+    }
+  }
+  __syncthreads();  // the acquire before any thread's read
+#endif
   return last;
 }
 
@@ -315,95 +447,185 @@ __device__ inline void router_block_logits(const float* partials, float* logits,
   }
 }
 
-// The gate of one row by a 32-lane group (every lane calls it; `live` false for a spare row: it
-// takes part in the shuffles and writes nothing).
-__device__ inline void router_gate_row(const RouterGateArgs& a, const float (&l)[8], bool live, std::int32_t* ids,
-                                       float* weights) {
+// The gate of kN rows by one 32-lane group, the rows side by side (every lane calls it; live[n]
+// false for a spare row: it takes part in the shuffles and writes nothing). Each row's arithmetic is
+// its own, in router_math.hpp's order; kN > 1 only interleaves independent rows' instructions, so
+// their dependent chains (sigmoid, the selection's warp reductions, the divisions) overlap.
+template <int kN>
+__device__ inline void router_gate_rows(const RouterGateArgs& a, const float (&l)[kN][8], const bool (&live)[kN],
+                                        std::int32_t* const (&ids)[kN], float* const (&weights)[kN]) {
   const int V = a.experts / 32, lane = static_cast<int>(threadIdx.x % 32);
   const int group_base = static_cast<int>(threadIdx.x % warpSize) - lane;  // lane 0 of this group in its wave
-  float prob[8] = {}, score[8] = {};
+  float prob[kN][8] = {}, score[kN][8] = {};
   if (a.gate == RouterGate::sigmoid_bias) {
 #pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      if (i >= V) continue;
-      prob[i] = router_sigmoid(l[i]);
-      score[i] = prob[i] + a.bias[lane * V + i];
-    }
+    for (int n = 0; n < kN; ++n)
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        if (i >= V) continue;
+        prob[n][i] = router_sigmoid(l[n][i]);
+        score[n][i] = prob[n][i] + a.bias[lane * V + i];
+      }
   } else {
-    float m = -__int_as_float(0x7F800000);
 #pragma unroll
-    for (int i = 0; i < 8; ++i)
-      if (i < V) m = router_max(m, l[i]);
+    for (int n = 0; n < kN; ++n) {
+      float m = -__int_as_float(0x7F800000);
 #pragma unroll
-    for (int h = 16; h > 0; h >>= 1) m = router_max(m, __uint_as_float(shfl_xor_u32(__float_as_uint(m), h)));
-    float s = 0.0f;
+      for (int i = 0; i < 8; ++i)
+        if (i < V) m = router_max(m, l[n][i]);
 #pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      if (i >= V) continue;
-      prob[i] = exact_exp(l[i] - m);
-      s = i == 0 ? prob[0] : s + prob[i];
+      for (int h = 16; h > 0; h >>= 1) m = router_max(m, __uint_as_float(shfl_xor_u32(__float_as_uint(m), h)));
+      float s = 0.0f;
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        if (i >= V) continue;
+        prob[n][i] = exact_exp(l[n][i] - m);
+        s = i == 0 ? prob[n][0] : s + prob[n][i];
+      }
+      const float sum = router_lane_tree(s);
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+        if (i < V) score[n][i] = prob[n][i] = prob[n][i] / sum;
     }
-    const float sum = router_lane_tree(s);
-#pragma unroll
-    for (int i = 0; i < 8; ++i)
-      if (i < V) score[i] = prob[i] = prob[i] / sum;
   }
-  unsigned taken = 0;
-  float w[kRouterMaxTopk];
-  std::int32_t chosen[kRouterMaxTopk];
-  for (int r = 0; r < a.topk; ++r) {
-    std::uint64_t best = 0;
+  unsigned taken[kN] = {};
+  float w[kN][kRouterMaxTopk] = {};
+  std::int32_t chosen[kN][kRouterMaxTopk] = {};
+  // Rounds to the fixed bound kRouterMaxTopk (topk is uniform over the group), so w and chosen are
+  // indexed by constants and stay in registers (the runtime bound put them in local memory).
 #pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      if (i >= V) continue;
-      const std::uint64_t c = (taken >> i) & 1u ? 0 : router_candidate(score[i], lane * V + i);
-      best = c > best ? c : best;
-    }
+  for (int r = 0; r < kRouterMaxTopk; ++r) {
+    if (r < a.topk) {
+      std::uint64_t best[kN];
+#pragma unroll
+      for (int n = 0; n < kN; ++n) {
+        best[n] = 0;
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+          if (i >= V) continue;
+          const std::uint64_t c = (taken[n] >> i) & 1u ? 0 : router_candidate(score[n][i], lane * V + i);
+          best[n] = c > best[n] ? c : best[n];
+        }
+      }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    // A lane group is a whole warp on NVIDIA: the 64-bit max as two warp reductions (the largest
-    // key, then the largest low word among the lanes holding it) instead of ten shuffles.
-    const unsigned hi = __reduce_max_sync(0xFFFFFFFFu, static_cast<unsigned>(best >> 32));
-    const unsigned lo = __reduce_max_sync(0xFFFFFFFFu, static_cast<unsigned>(best >> 32) == hi ? static_cast<unsigned>(best) : 0u);
-    best = (static_cast<std::uint64_t>(hi) << 32) | lo;
+      // A lane group is a whole warp on NVIDIA: the 64-bit max as two warp reductions (the largest
+      // key, then the largest low word among the lanes holding it) instead of ten shuffles.
+      unsigned hi[kN];
+#pragma unroll
+      for (int n = 0; n < kN; ++n) hi[n] = __reduce_max_sync(0xFFFFFFFFu, static_cast<unsigned>(best[n] >> 32));
+#pragma unroll
+      for (int n = 0; n < kN; ++n) {
+        const unsigned lo = __reduce_max_sync(
+            0xFFFFFFFFu, static_cast<unsigned>(best[n] >> 32) == hi[n] ? static_cast<unsigned>(best[n]) : 0u);
+        best[n] = (static_cast<std::uint64_t>(hi[n]) << 32) | lo;
+      }
 #else
 #pragma unroll
-    for (int h = 16; h > 0; h >>= 1) {
-      const std::uint64_t other = (static_cast<std::uint64_t>(shfl_xor_u32(static_cast<unsigned>(best >> 32), h)) << 32) |
-                                  shfl_xor_u32(static_cast<unsigned>(best), h);
-      best = other > best ? other : best;
-    }
-#endif
-    const std::int32_t id = router_candidate_id(best);
-    const int owner = id / V, index = id % V;
-    float mine = 0.0f;
+      for (int h = 16; h > 0; h >>= 1) {
 #pragma unroll
-    for (int i = 0; i < 8; ++i) mine = i == index ? prob[i] : mine;
-    if (lane == owner) taken |= 1u << index;
-    chosen[r] = id;
-    w[r] = __uint_as_float(shfl_u32(__float_as_uint(mine), group_base + owner));
+        for (int n = 0; n < kN; ++n) {
+          const std::uint64_t other =
+              (static_cast<std::uint64_t>(shfl_xor_u32(static_cast<unsigned>(best[n] >> 32), h)) << 32) |
+              shfl_xor_u32(static_cast<unsigned>(best[n]), h);
+          best[n] = other > best[n] ? other : best[n];
+        }
+      }
+#endif
+#pragma unroll
+      for (int n = 0; n < kN; ++n) {
+        const std::int32_t id = router_candidate_id(best[n]);
+        const int owner = id / V, index = id % V;
+        float mine = 0.0f;
+#pragma unroll
+        for (int i = 0; i < 8; ++i) mine = i == index ? prob[n][i] : mine;
+        if (lane == owner) taken[n] |= 1u << index;
+        chosen[n][r] = id;
+        w[n][r] = __uint_as_float(shfl_u32(__float_as_uint(mine), group_base + owner));
+      }
+    }
   }
-  if (!live || lane != 0) return;
-  router_finish_weights(w, a.topk, a.routed_scaling);
-  for (int r = 0; r < a.topk; ++r) {
-    ids[r] = chosen[r];
-    weights[r] = w[r];
+  if (lane != 0) return;
+#pragma unroll
+  for (int n = 0; n < kN; ++n) {
+    if (!live[n]) continue;
+    router_finish_weights(w[n], a.topk, a.routed_scaling);
+#pragma unroll
+    for (int r = 0; r < kRouterMaxTopk; ++r) {
+      if (r < a.topk) {
+        ids[n][r] = chosen[n][r];
+        weights[n][r] = w[n][r];
+      }
+    }
   }
 }
 
-// The gate of every row (at most kRouterTailRows) by the handoff's last block, from the logits
-// router_block_logits staged in shared memory: lane group g takes rows g, g + 8 (every group runs
-// the same rounds; spare rows take part and write nothing). Out: ids and weights [rows][k].
-__device__ inline void router_block_gate(const RouterGateArgs& a, const float* stage, std::int32_t* ids, float* weights) {
-  const int V = a.experts / 32, lane = static_cast<int>(threadIdx.x % 32);
-  for (int row0 = 0; row0 < a.rows; row0 += kRouterGroups) {
-    const int row = row0 + static_cast<int>(threadIdx.x / 32);
-    const bool live = row < a.rows;
-    float l[8] = {};
+// The gate of one row by a 32-lane group (router_gate_rows of one row).
+__device__ inline void router_gate_row(const RouterGateArgs& a, const float (&l)[8], bool live, std::int32_t* ids,
+                                       float* weights) {
+  float l1[1][8];
 #pragma unroll
-    for (int i = 0; i < 8; ++i)
-      if (live && i < V) l[i] = stage[row * a.experts + lane * V + i];
-    router_gate_row(a, l, live, ids + static_cast<std::int64_t>(live ? row : 0) * a.topk,
-                    weights + static_cast<std::int64_t>(live ? row : 0) * a.topk);
+  for (int i = 0; i < 8; ++i) l1[0][i] = l[i];
+  const bool live1[1] = {live};
+  std::int32_t* const ids1[1] = {ids};
+  float* const weights1[1] = {weights};
+  router_gate_rows<1>(a, l1, live1, ids1, weights1);
+}
+
+// The handoff's last block's bias, loaded early: every router block loads it at its start (one
+// float per thread, an L2 hit after the first launch; the value is needed only by the last block,
+// which nobody knows before the ticket), so the last block's gate does not wait for a load round
+// trip after the ticket: router_stage_bias puts it in shared memory with the staged logits, and the
+// gate reads it there (the same values, so the same bits). 0 for softmax (no bias).
+__device__ inline float router_bias_preload(const RouterGateArgs& a) {
+  static_assert(kRouterThreads >= kRouterMaxExperts, "one bias per thread");
+  const int t = static_cast<int>(threadIdx.x);
+  return a.gate == RouterGate::sigmoid_bias && t < a.experts ? a.bias[t] : 0.0f;
+}
+
+// The preloaded bias into `bias_s` (shared, kRouterMaxExperts floats); visible to the gate after the
+// next barrier. Returns the gate's arguments reading it there.
+__device__ inline RouterGateArgs router_stage_bias(const RouterGateArgs& a, float preloaded, float* bias_s) {
+  if (static_cast<int>(threadIdx.x) < a.experts) bias_s[threadIdx.x] = preloaded;
+  RouterGateArgs staged = a;
+  staged.bias = bias_s;
+  return staged;
+}
+
+// The gate of every row (at most kRouterTailRows) by the handoff's last block, from the logits
+// router_block_logits staged in shared memory: lane group g takes row g, and with kPairs and more
+// than 8 rows rows g and g + 8 side by side (router_gate_rows<2>: one pass instead of two); spare
+// rows take part and write nothing. Out: ids and weights [rows][k]. kPairs: the fused router's tail
+// (router_kernels.hip); F4 keeps one row at a time (its kernel is at 253 registers already).
+template <bool kPairs = false>
+__device__ inline void router_block_gate(const RouterGateArgs& a, const float* stage, std::int32_t* ids, float* weights) {
+  const int V = a.experts / 32, lane = static_cast<int>(threadIdx.x % 32), g = static_cast<int>(threadIdx.x / 32);
+  constexpr int kN = kPairs ? 2 : 1;
+  for (int row0 = 0; row0 < a.rows; row0 += kN * kRouterGroups) {
+    float l[kN][8] = {};
+    bool live[kN];
+    std::int32_t* row_ids[kN];
+    float* row_weights[kN];
+#pragma unroll
+    for (int n = 0; n < kN; ++n) {
+      const int row = row0 + g + n * kRouterGroups;
+      live[n] = row < a.rows;
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+        if (live[n] && i < V) l[n][i] = stage[row * a.experts + lane * V + i];
+      row_ids[n] = ids + static_cast<std::int64_t>(live[n] ? row : 0) * a.topk;
+      row_weights[n] = weights + static_cast<std::int64_t>(live[n] ? row : 0) * a.topk;
+    }
+    if (kN == 2 && a.rows - row0 <= kRouterGroups) {  // no second row in this pass: one row's work
+      float l1[1][8];
+#pragma unroll
+      for (int i = 0; i < 8; ++i) l1[0][i] = l[0][i];
+      const bool live1[1] = {live[0]};
+      std::int32_t* const ids1[1] = {row_ids[0]};
+      float* const weights1[1] = {row_weights[0]};
+      router_gate_rows<1>(a, l1, live1, ids1, weights1);
+    } else {
+      router_gate_rows<kN>(a, l, live, row_ids, row_weights);
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 // The router's plain kernels and the router case's two variants
 // (docs/numeric-contract.md#router-gemv-and-gate; orders in router_math.hpp):
-//   router_gemv_kernel          one block per work item (row tile, slice, 8 experts): partials;
+//   router_gemv_kernel          one block per work item (row tile, slice, 8 experts; past 16 rows
+//                               16 experts, router_gemv_wide_item: router_gemv_plan): partials;
 //                               the chain's at M <= 16 also sums them into logits in its last block
 //                               (router_last_block: no waiting), so no reduce launch there; the
 //                               fused variant's at M <= 16 gates every row in its last block
@@ -13,6 +14,7 @@
 // 2 at M <= 16).
 #include "core/errors.hpp"
 #include "kernels/common/gpu_check.hpp"
+#include "kernels/common/multiprocessors.hpp"
 #include "kernels/fp8_quant/fp8_quant_device.hpp"
 #include "kernels/router/router_device.hpp"
 
@@ -26,25 +28,34 @@ static_assert(kRouterReduceLaunchRows <= kRouterTailRows, "the GEMV's last block
 // What the GEMV's last block does after every partial is written.
 enum class GemvTail { none, logits, gate };
 
-template <RouterWeight kW, int kRowTile, GemvTail kTail>
+template <RouterWeight kW, int kRowTile, GemvTail kTail, bool kWide = false>
 __global__ __launch_bounds__(kRouterThreads) void router_gemv_kernel(const std::uint16_t* x, const void* w,
                                                                      float* partials, float* logits,
                                                                      RouterGemvShape sh, RouterGateArgs gate,
                                                                      std::int32_t* ids, float* weights) {
   // One buffer: the GEMV's x steps, then (the last block, gate tail) the staged logits.
+  // kWide: past 16 rows (no tail), the wide item (two experts per lane group, fp32 x): router_gemv_plan.
+  static_assert(!kWide || kTail == GemvTail::none, "the tails run at M <= 16 (the narrow item)");
   constexpr int kStageBytes = kTail == GemvTail::gate ? kRouterTailRows * kRouterMaxExperts * 4 : 0;
-  constexpr int kBytes = router_gemv_stage_bytes(kRowTile) > kStageBytes ? router_gemv_stage_bytes(kRowTile) : kStageBytes;
+  constexpr int kGemvBytes = kWide ? router_gemv_wide_stage_bytes(kRowTile) : router_gemv_stage_bytes(kRowTile);
+  constexpr int kBytes = kGemvBytes > kStageBytes ? kGemvBytes : kStageBytes;
   __shared__ uint4 smem[kBytes / 16];
-  router_gemv_item<kW, kRowTile>(x, w, partials, sh, static_cast<int>(blockIdx.x), reinterpret_cast<std::uint16_t*>(smem));
+  const float bias = kTail == GemvTail::gate ? router_bias_preload(gate) : 0.0f;  // before the GEMV (the tail's)
+  if constexpr (kWide)
+    router_gemv_wide_item<kW, kRowTile>(x, w, partials, sh, static_cast<int>(blockIdx.x), reinterpret_cast<float*>(smem));
+  else
+    router_gemv_item<kW, kRowTile>(x, w, partials, sh, static_cast<int>(blockIdx.x), reinterpret_cast<std::uint16_t*>(smem));
   if constexpr (kTail == GemvTail::none) return;
   if (!router_last_block(&router_gemv_tickets, gridDim.x)) return;
   if constexpr (kTail == GemvTail::gate) {
     // The fused gate of every row (router_gate_kernel<true>'s arithmetic) from the staged logits
     // (router_last_block's barrier: every thread's GEMV reads of the buffer are done).
     float* stage = reinterpret_cast<float*>(smem);
+    __shared__ float bias_s[kRouterMaxExperts];
+    const RouterGateArgs staged = router_stage_bias(gate, bias, bias_s);
     router_block_logits(partials, logits, sh.rows, sh.experts, sh.split_k, stage);
     __syncthreads();
-    router_block_gate(gate, stage, ids, weights);
+    router_block_gate<true>(staged, stage, ids, weights);  // rows g and g + 8 side by side past 8 rows
   } else {
     router_block_logits(partials, logits, sh.rows, sh.experts, sh.split_k, nullptr);  // the reduce's order
   }
@@ -82,31 +93,43 @@ RouterGateArgs gate_args(const RouterParams& p, const RouterBuffers& b) {
 namespace {
 
 void gemv_launch(const RouterParams& p, const RouterBuffers& b, GemvTail tail, void* stream) {
+  const RouterGemvPlan plan = router_gemv_plan(static_cast<int>(p.rows), static_cast<int>(p.experts),
+                                               static_cast<int>(p.split_k), device_multiprocessors());
+  auto* s = static_cast<hipStream_t>(stream);
+  const RouterGateArgs g = gate_args(p, b);
   with_router_weight(p.weight, [&](auto weight) {
+    constexpr RouterWeight kW = decltype(weight)::value;
+    if (plan.item_experts != kRouterGroups) {  // past 16 rows: the wide item, no tail
+      if (tail != GemvTail::none) throw InputError("the router GEMV's own reduce or gate takes at most 16 rows");
+      const auto wide = [&](auto tile) {
+        constexpr int kTile = decltype(tile)::value;
+        const RouterGemvShape sh = router_gemv_shape(p, kTile, plan.item_experts);
+        router_gemv_kernel<kW, kTile, GemvTail::none, true><<<static_cast<unsigned>(sh.items()), kRouterThreads, 0, s>>>(
+            b.x, b.w, b.partials, b.logits, sh, g, b.topk_ids, b.topk_weights);
+      };
+      if (plan.row_tile == 16)
+        wide(std::integral_constant<int, 16>{});
+      else
+        wide(std::integral_constant<int, 8>{});
+      return;
+    }
     with_router_decode_row_tile(p.rows, [&](auto tile) {
-      constexpr RouterWeight kW = decltype(weight)::value;
       constexpr int kTile = decltype(tile)::value;
-      const RouterGemvShape sh = router_gemv_shape(p, kTile);
-      const RouterGateArgs g = gate_args(p, b);
-      const auto grid = static_cast<unsigned>(sh.items());
-      auto* s = static_cast<hipStream_t>(stream);
-      // The tails run at M <= 16 only, where the tile is at most 8 (with_router_decode_row_tile):
-      // no tile-16 instance of them (its x steps fill the 48 KB of static shared memory already).
+      // Up to 16 rows (the plan's narrow item): tiles 1, 2, 4, 8; no tile-16 instance.
       if constexpr (kTile <= 8) {
+        const RouterGemvShape sh = router_gemv_shape(p, kTile);
+        const auto grid = static_cast<unsigned>(sh.items());
         if (tail == GemvTail::gate) {
           router_gemv_kernel<kW, kTile, GemvTail::gate>
               <<<grid, kRouterThreads, 0, s>>>(b.x, b.w, b.partials, b.logits, sh, g, b.topk_ids, b.topk_weights);
-          return;
-        }
-        if (tail == GemvTail::logits) {
+        } else if (tail == GemvTail::logits) {
           router_gemv_kernel<kW, kTile, GemvTail::logits>
               <<<grid, kRouterThreads, 0, s>>>(b.x, b.w, b.partials, b.logits, sh, g, b.topk_ids, b.topk_weights);
-          return;
+        } else {
+          router_gemv_kernel<kW, kTile, GemvTail::none>
+              <<<grid, kRouterThreads, 0, s>>>(b.x, b.w, b.partials, b.logits, sh, g, b.topk_ids, b.topk_weights);
         }
       }
-      if (tail != GemvTail::none) throw InputError("the router GEMV's own reduce or gate takes at most 16 rows");
-      router_gemv_kernel<kW, kTile, GemvTail::none>
-          <<<grid, kRouterThreads, 0, s>>>(b.x, b.w, b.partials, b.logits, sh, g, b.topk_ids, b.topk_weights);
     });
   });
   gpu_check_launch("router_gemv_kernel");

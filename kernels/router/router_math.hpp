@@ -55,10 +55,15 @@ FB_HD float router_max(float a, float b) { return (b > a || a != a) ? b : a; }
 FB_HD float router_sigmoid(float logit) { return exact_sigmoid(logit); }
 
 // Renormalized, scaled weights in place: w_i = (w_i / sum) * rsf, sum in selection order.
+// Loops of the fixed bound 8 (k <= 8) with the test inside, so a device caller's w[8] stays in
+// registers (a runtime bound put it, and the gate's chosen ids, in a 64-byte local stack frame);
+// the same adds and divisions in the same order as a loop to k.
 FB_HD void router_finish_weights(float* w, int k, float rsf) {
   float sum = w[0];
-  for (int i = 1; i < k; ++i) sum = sum + w[i];
-  for (int i = 0; i < k; ++i) w[i] = (w[i] / sum) * rsf;
+  for (int i = 1; i < 8; ++i)
+    if (i < k) sum = sum + w[i];
+  for (int i = 0; i < 8; ++i)
+    if (i < k) w[i] = (w[i] / sum) * rsf;
 }
 
 // The product of one GEMV term: exact widening of both operands, one fp32 multiply.

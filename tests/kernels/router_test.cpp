@@ -17,6 +17,7 @@
 #include "kernels/fp8_gemm/fp8_gemm_inputs.hpp"
 #include "kernels/router/decode_router.hpp"
 #include "kernels/router/router.hpp"
+#include "kernels/router/router_gemv_map.hpp"
 #include "kernels/router/router_inputs.hpp"
 #include "kernels/router/router_math.hpp"
 #include "kernels/router/router_swiglu.hpp"
@@ -255,6 +256,105 @@ TEST(Router, BadShapesAreInputErrors) {
   EXPECT_THROW(decode_router_validate(f4), InputError);
 }
 
+// ---- the GEMV's work-item mapping ----
+
+// Partials [S][M][E] that the items of `sh` write, as the kernels index them (router_gemv_map.hpp:
+// item -> rows, slice, first expert; lane group g's accumulator q -> expert; a partial written by
+// lane 0 only for the item's live rows), counted per (slice, row, expert); `item_at` is the
+// mapping under test. Returns the number of partials not written exactly once, plus every write
+// outside [S][M][E] and every item with no live row or more rows than its tile.
+template <class ItemAt>
+std::int64_t gemv_mapping_errors(const RouterGemvShape& sh, ItemAt&& item_at) {
+  std::vector<int> hits(static_cast<std::size_t>(sh.split_k) * sh.rows * sh.experts, 0);
+  std::int64_t errors = 0;
+  for (int item = 0; item < sh.items(); ++item) {
+    const RouterGemvItem it = item_at(sh, item);
+    if (it.rows < 1 || it.rows > sh.row_tile) ++errors;
+    for (int g = 0; g < kRouterGemvGroups; ++g)
+      for (int q = 0; q < sh.experts_per_group(); ++q)
+        for (int r = 0; r < it.rows; ++r) {
+          const int m = it.m0 + r, e = router_gemv_expert(sh, it, g, q);
+          if (it.s < 0 || it.s >= sh.split_k || m < 0 || m >= sh.rows || e < 0 || e >= sh.experts) {
+            ++errors;
+            continue;
+          }
+          ++hits[(static_cast<std::size_t>(it.s) * sh.rows + m) * sh.experts + e];
+        }
+  }
+  for (int h : hits) errors += h != 1;
+  return errors;
+}
+
+TEST(Router, GemvMappingWritesEveryPartialExactlyOnce) {
+  // The router/gate plan: the narrow item's tiles up to 16 rows, the wide item (16 experts) past
+  // them, its tile 8 while 16-row items would leave multiprocessors idle.
+  auto plan_is = [](int rows, int split, int sms, int tile, int item_experts) {
+    const RouterGemvPlan plan = router_gemv_plan(rows, 128, split, sms);
+    return plan.row_tile == tile && plan.item_experts == item_experts;
+  };
+  EXPECT_TRUE(plan_is(1, 4, 132, 1, 8));
+  EXPECT_TRUE(plan_is(3, 4, 132, 4, 8));
+  EXPECT_TRUE(plan_is(16, 4, 132, 8, 8));
+  EXPECT_TRUE(plan_is(17, 4, 132, 8, 16));
+  EXPECT_TRUE(plan_is(24, 4, 132, 8, 16));
+  EXPECT_TRUE(plan_is(64, 4, 132, 8, 16));
+  EXPECT_TRUE(plan_is(65, 4, 132, 16, 16));
+  EXPECT_TRUE(plan_is(96, 4, 132, 16, 16));
+  EXPECT_TRUE(plan_is(512, 4, 132, 16, 16));
+  EXPECT_TRUE(plan_is(24, 8, 1, 16, 16));
+  // The plan's shapes (the kernels' own choice) at every M, S and multiprocessor count below, and
+  // every row tile and item width any launcher uses (tiles 1, 2, 4, 8 with 8 experts per item; F3's
+  // 8; the wide item's tiles 8 and 16 with 16 experts), odd and even M, split_k 1..8, E = 32..256.
+  std::vector<int> plan_rows;
+  for (int rows = 1; rows <= 40; ++rows) plan_rows.push_back(rows);
+  for (int rows : {63, 64, 65, 95, 96, 97, 191, 192, 193, 511, 512, 513}) plan_rows.push_back(rows);
+  for (int rows : plan_rows)
+    for (int split : {1, 2, 4, 8})
+      for (int sms : {1, 80, 132, 304}) {
+        const RouterGemvPlan plan = router_gemv_plan(rows, 128, split, sms);
+        RouterGemvShape sh{rows, 6144, 128, split, plan.row_tile};
+        sh.item_experts = plan.item_experts;
+        ASSERT_EQ(gemv_mapping_errors(sh, router_gemv_item_at), 0) << "M=" << rows << " S=" << split << " SMs=" << sms;
+      }
+  std::int64_t shapes = 0;
+  for (int experts : {32, 128, 256})
+    for (int rows : {1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 23, 24, 33, 95, 96, 191, 192, 511, 512})
+      for (int split : {1, 2, 3, 4, 8})
+        for (int tile : {1, 2, 4, 8, 16})
+          for (int item_experts : {8, 16}) {
+            RouterGemvShape sh{rows, 6144, experts, split, tile};
+            sh.item_experts = item_experts;
+            EXPECT_EQ(gemv_mapping_errors(sh, router_gemv_item_at), 0)
+                << "E=" << experts << " M=" << rows << " S=" << split << " tile=" << tile << " item_experts=" << item_experts;
+            ++shapes;
+          }
+  EXPECT_EQ(shapes, 3 * 19 * 5 * 5 * 2);
+  // The check has teeth: mappings that drop or duplicate work items are caught.
+  RouterGemvShape sh{17, 6144, 128, 4, 16};
+  sh.item_experts = 16;
+  EXPECT_GT(gemv_mapping_errors(sh,
+                                [](const RouterGemvShape& s, int item) {
+                                  RouterGemvItem it = router_gemv_item_at(s, item);
+                                  it.e0 = item % s.expert_groups() * kRouterGemvGroups;  // 8 apart, not 16: drops
+                                  return it;
+                                }),
+            0);
+  EXPECT_GT(gemv_mapping_errors(sh,
+                                [](const RouterGemvShape& s, int item) {
+                                  RouterGemvItem it = router_gemv_item_at(s, item);
+                                  it.rows = s.row_tile;  // the last tile's spare rows: out of range
+                                  return it;
+                                }),
+            0);
+  EXPECT_GT(gemv_mapping_errors(sh,
+                                [](const RouterGemvShape& s, int item) {
+                                  RouterGemvItem it = router_gemv_item_at(s, item);
+                                  it.s = item / s.expert_groups() % (s.split_k - 1);  // a slice twice, one never
+                                  return it;
+                                }),
+            0);
+}
+
 // ---- F3 and F4 emulations ----
 
 struct SwigluData {
@@ -405,7 +505,7 @@ TEST(Router, GpuGemvGateAndFusedGateEqualTheEmulationBitwise) {
   void* stream = gpu::create_stream();
   for (RouterWeight weight : {RouterWeight::f32, RouterWeight::bf16})
     for (RouterGate gate : {RouterGate::sigmoid_bias, RouterGate::softmax})
-      for (std::int64_t rows : {1, 3, 8, 16, 17, 24, 96, 192, 512})
+      for (std::int64_t rows : {1, 3, 8, 9, 12, 16, 17, 24, 96, 192, 512})  // 9, 12: the fused tail's row pairs with spares
         for (std::int64_t split : {1, 2, 4, 8}) {
           if (rows > 24 && (split == 2 || gate == RouterGate::softmax || weight == RouterWeight::bf16)) continue;
           const Distribution dist = rows == 16 ? Distribution::edge : Distribution::normal;
