@@ -2,14 +2,17 @@
 // MXFP4 dot products of xq[token] (scales at sorted position p) with rows n and I + n of the
 // block's expert in W13, in the canonical order of moe_gemm_math.hpp; a1[token*k + slot][n] =
 // bf16(SwiGLU(gate, up)). Two engines, the same bits:
-//   exact  a CTA takes one sort block and 16 output columns (a gate tile of W13 rows and the
-//          matching up tile, the MMA's A); its kStage1Split warps split the K loop (stage s of kU
-//          blocks by warp s % kStage1Split), walking the block 16 rows (two groups of 8 tokens, the
-//          MMA's B) at a time up to the padding; one m16n8k32 int8 MMA per tile, group and 32-K
-//          block gives the block sums, each block's value goes to shared memory, and one pass per
-//          phase adds them in ascending K (the canonical order: the same bits as one warp's loop);
-//          gate and up of an element meet in the adding thread for SwiGLU. Code: moe_gemm_exact.hpp
-//          (shared with the CPU simulation).
+//   exact  decode (T k <= 8 E, moe_stage1_split_k): a CTA takes one sort block and 16 output
+//          columns (a gate tile of W13 rows and the matching up tile, the MMA's A); its
+//          kStage1Split warps split the K loop (stages of kU blocks, R consecutive stages per warp
+//          and phase), walking the block 16 rows (two groups of 8 tokens, the MMA's B) at a time up
+//          to the padding; one m16n8k32 int8 MMA per tile, group and 32-K block gives the block
+//          sums, each block's value goes to shared memory, and one pass per phase adds them in
+//          ascending K (the canonical order: the same bits as one warp's loop); gate and up of an
+//          element meet in the adding thread for SwiGLU.
+//          prefill: a CTA takes one sort block and 64 output columns (32 where I % 64 != 0), warp w
+//          owns 16 of them over the whole K and promotes in registers (moe_stage1_exact_warp).
+//          Code: moe_gemm_exact.hpp (shared with the CPU simulation).
 //   plain  one thread per output column, each row of the sort block in turn, scalar integer sums.
 // No atomics, no split-K partial sums (the split keeps every block value and adds them in K order):
 // deterministic. Each warp's stages are software-pipelined in registers (moe_gemm_exact.hpp); no
