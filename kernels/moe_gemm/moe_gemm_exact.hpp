@@ -164,11 +164,8 @@ inline constexpr int kMxSumBias = 0x4B400000;
 FB_HD float mx_biased_sum_to_float(int biased) {
   return bits_float(static_cast<std::uint32_t>(biased)) - 12582912.0f;  // - 1.5 * 2^23: exact
 }
-FB_HD float mx_block_value_biased(int biased, float quarter_scale_a, float scale_w) {
-  return (mx_biased_sum_to_float(biased) * quarter_scale_a) * scale_w;
-}
 FB_HD float mx_block_promote_biased(float acc, int biased, float quarter_scale_a, float scale_w) {
-  return acc + mx_block_value_biased(biased, quarter_scale_a, scale_w);
+  return acc + (mx_biased_sum_to_float(biased) * quarter_scale_a) * scale_w;
 }
 
 // Blocks per stage (the pipeline's U) where the chunk holds one token (decode: odd C columns
@@ -274,14 +271,10 @@ inline void mx_check_staged(std::uint32_t staged, const std::uint8_t* p) {
 // load is issued before the block's MMA, so the loads of the next stage are in flight behind the
 // MMAs of this one (the software pipeline's second buffer is the slot just consumed; a full second
 // stage of registers does not fit 128 with the ptxas schedule). `ws_next` gets y_next's scale words.
-// Each live block value v = (float(S) * 2^(sa-129)) * 2^(sw-127) (exact but for the subnormal or
-// overflowing weight-scale multiply: a per-block value that does not depend on acc) goes to
-// sink(u, g, t, i, v): the warp's own accumulators (acc = acc + v, mx_stage_compute) or the
-// split-K CTA's shared buffer, whose ordered pass adds the same values in the same order.
-template <int kTiles, int kG, int kU, bool kOdd, class Sink>
-FB_HD void mx_stage_values(MxStage<kTiles, kG, kU, kOdd>& st, const MxScaleWords<kTiles>& ws,
-                           MxScaleWords<kTiles>& ws_next, const MxLane<kTiles, kG>& L, std::int64_t y0,
-                           std::int64_t y_next, Sink&& sink) {
+template <int kTiles, int kG, int kU, bool kOdd>
+FB_HD void mx_stage_compute(MxStage<kTiles, kG, kU, kOdd>& st, const MxScaleWords<kTiles>& ws,
+                            MxScaleWords<kTiles>& ws_next, const MxLane<kTiles, kG>& L, std::int64_t y0,
+                            std::int64_t y_next, float (&acc)[kGroups][kTiles][4]) {
   mx_scale_words_load<kTiles, kG, kU>(ws_next, L, y_next);
   const std::uint32_t sb_next = mx_scale_block_part(y_next);
 #pragma unroll
@@ -342,29 +335,20 @@ FB_HD void mx_stage_values(MxStage<kTiles, kG, kU, kOdd>& st, const MxScaleWords
       const float xa_0 = mx_quarter_scale(static_cast<std::uint8_t>(xs[g][0]));
 #pragma unroll
       for (int t = 0; t < kTiles; ++t) {
-        sink(u, g, t, 0, mx_block_value_biased(d[g][t][0], xa_0, xw[t][0]));
-        sink(u, g, t, 2, mx_block_value_biased(d[g][t][2], xa_0, xw[t][1]));
+        acc[g][t][0] = mx_block_promote_biased(acc[g][t][0], d[g][t][0], xa_0, xw[t][0]);
+        acc[g][t][2] = mx_block_promote_biased(acc[g][t][2], d[g][t][2], xa_0, xw[t][1]);
       }
       if constexpr (kOdd) {
         const float xa_1 = mx_quarter_scale(static_cast<std::uint8_t>(xs[g][1]));
 #pragma unroll
         for (int t = 0; t < kTiles; ++t) {
-          sink(u, g, t, 1, mx_block_value_biased(d[g][t][1], xa_1, xw[t][0]));
-          sink(u, g, t, 3, mx_block_value_biased(d[g][t][3], xa_1, xw[t][1]));
+          acc[g][t][1] = mx_block_promote_biased(acc[g][t][1], d[g][t][1], xa_1, xw[t][0]);
+          acc[g][t][3] = mx_block_promote_biased(acc[g][t][3], d[g][t][3], xa_1, xw[t][1]);
         }
       }
     }
   }
   (void)y0;
-}
-
-// The warp's own accumulators: acc = acc + v per block in ascending K (mx_block_promote_biased).
-template <int kTiles, int kG, int kU, bool kOdd>
-FB_HD void mx_stage_compute(MxStage<kTiles, kG, kU, kOdd>& st, const MxScaleWords<kTiles>& ws,
-                            MxScaleWords<kTiles>& ws_next, const MxLane<kTiles, kG>& L, std::int64_t y0,
-                            std::int64_t y_next, float (&acc)[kGroups][kTiles][4]) {
-  mx_stage_values(st, ws, ws_next, L, y0, y_next,
-                  [&](int, int g, int t, int i, float v) { acc[g][t][i] = acc[g][t][i] + v; });
 }
 
 // Every 8 blocks, ask for the weight line 16 blocks ahead (one 128-byte line of a row holds 8
@@ -408,80 +392,14 @@ FB_HD void mx_k_loop(const MxLane<kTiles, kG>& L, const std::uint8_t* pf, std::i
 // are a prefix). Stages of kStage blocks (one token in the chunk) or kStageOdd (more) where the
 // weight scale rows allow one load for a stage's bytes (nb % 4 == 0 and a 4-byte aligned base, as
 // on every m31 shape); otherwise stages of one block (the same loop). kLead: see mx_k_loop.
-// The live 8-row groups of rows chunk .. chunk + kChunkRows - 1 of a sort block (padding fills the
-// tail of a block, so they are a prefix), and whether some odd C column holds a token (row 1 of the
-// chunk live). The same for every warp of a CTA (they read the same entries).
-FB_HD int mx_live_groups(const MxChunk& ch, int chunk, int block) {
-  int groups = 0;
-  while (groups < kGroups && chunk + 8 * groups < block && ch.offset(chunk + 8 * groups) != kPadRow) ++groups;
-  return groups;
-}
-FB_HD bool mx_chunk_odd(const MxChunk& ch, int chunk, int block, int groups) {
-  return groups > 1 || (chunk + 1 < block && ch.offset(chunk + 1) != kPadRow);
-}
-
-// Stages of kU > 1 blocks need the weight scale rows packed: one load for a stage's bytes
-// (nb % 4 == 0 and a 4-byte aligned base, as on every m31 shape).
-FB_HD bool mx_scales_packed(const std::uint8_t* w_scales, std::int64_t nb) {
-  return nb % 4 == 0 && (reinterpret_cast<std::uintptr_t>(w_scales) & 3u) == 0;
-}
-
-// This lane's L2 prefetch row: tile quad / 2, row group + 8 (quad % 2). Static indices only (an
-// index by quad would put w_rows in local memory).
-template <int kTiles>
-FB_HD const std::uint8_t* mx_prefetch_row(const std::uint8_t* w, const std::int64_t (&w_rows)[kTiles],
-                                          std::int64_t row_bytes, int lane) {
-  static_assert(kTiles == 1 || kTiles == 2, "the prefetch spreads 2 kTiles rows over the 4 quads");
-  const int group = lane >> 2, quad = lane & 3;
-  const std::int64_t tile_step = w_rows[kTiles - 1] - w_rows[0];
-  return kTiles == 1 && quad >= 2 ? nullptr
-                                  : w + (w_rows[0] + ((quad & 2) ? tile_step : 0) + group + 8 * (quad & 1)) * row_bytes;
-}
-
-// One lane's loop-invariant addresses for kTiles tiles of 16 weight rows (w_rows[t] .. + 15) and
-// the groups of the chunk (kG = 2 with one live group: the unpacked path).
-template <int kTiles, int kG>
-FB_HD void mx_lane_init(MxLane<kTiles, kG>& L, const MxChunk& ch, int chunk, int groups, const std::uint8_t* w,
-                        const std::uint8_t* w_scales, const std::int64_t (&w_rows)[kTiles], std::int64_t nb, int lane) {
-  const int group = lane >> 2, quad = lane & 3;
-  L.quad = quad;
-  L.w_hi = 8 * ch.row_bytes;
-  L.ws_hi = 8 * nb;
-#pragma unroll
-  for (int t = 0; t < kTiles; ++t) {
-    L.w[t] = w + (w_rows[t] + group) * ch.row_bytes + 4 * quad;
-    L.ws[t] = w_scales + (w_rows[t] + group) * nb;
-  }
-  // Per group: the sorted rows of the lane's B operand (row `group`) and of its two C columns
-  // (rows 2 quad, 2 quad + 1); the second column's scale row is the first's + 4 (the two share
-  // their 16-row half, as the block and the chunk start at multiples of 16).
-#pragma unroll
-  for (int g = 0; g < kG; ++g) {
-    const bool live = g < groups;
-    const std::uint32_t off_b = live ? ch.offset(chunk + 8 * g + group) : kPadRow;
-    const std::uint32_t off_0 = live ? ch.offset(chunk + 8 * g + 2 * quad) : kPadRow;
-    const std::uint32_t off_1 = live ? ch.offset(chunk + 8 * g + 2 * quad + 1) : kPadRow;
-    const std::uint8_t* xs = ch.act_scales + mx_scale_row_part(ch.first + chunk + 8 * g + 2 * quad, ch.pad);
-    L.x[g] = off_b != kPadRow ? ch.act + off_b + 4 * quad : nullptr;
-    L.xs0[g] = off_0 != kPadRow ? xs : nullptr;
-    L.xs1[g] = off_1 != kPadRow ? xs + 4 : nullptr;
-    L.c0[g] = off_0 != kPadRow ? ch.act + off_0 : nullptr;
-    L.c1[g] = off_1 != kPadRow ? ch.act + off_1 : nullptr;
-  }
-}
-
-// One warp's share of the exact GEMM, swapped so that the weights fill the MMA's 16 rows and the
-// sorted rows its 8 columns (a decode sort block holds a few tokens: 8 columns waste less than 16
-// rows would): for kTiles tiles of 16 weight rows (w_rows[t] .. + 15) and the live 8-row groups of
-// rows chunk .. chunk + kChunkRows - 1, acc[g][t][i] accumulates the canonical order over every
-// 32-K block. Returns the number of live groups. Stages of kStage blocks (one token in the chunk)
-// or kStageOdd (more) where the weight scale rows are packed; otherwise stages of one block (the
-// same loop). kLead: see mx_k_loop. (Stage 2; stage 1 splits K over the warps of a CTA: below.)
 template <int kTiles, int kStage, int kStageOdd, bool kLead>
 FB_HD int mx_warp_gemm(const MxChunk& ch, int chunk, int block, const std::uint8_t* w, const std::uint8_t* w_scales,
                        const std::int64_t (&w_rows)[kTiles], std::int64_t nb, int lane,
                        float (&acc)[kGroups][kTiles][4]) {
-  const int groups = mx_live_groups(ch, chunk, block);
+  static_assert(kTiles == 1 || kTiles == 2, "the prefetch spreads 2 kTiles rows over the 4 quads");
+  const int group = lane >> 2, quad = lane & 3;
+  int groups = 0;
+  while (groups < kGroups && chunk + 8 * groups < block && ch.offset(chunk + 8 * groups) != kPadRow) ++groups;
 #pragma unroll
   for (int g = 0; g < kGroups; ++g)
 #pragma unroll
@@ -489,15 +407,43 @@ FB_HD int mx_warp_gemm(const MxChunk& ch, int chunk, int block, const std::uint8
 #pragma unroll
       for (int i = 0; i < 4; ++i) acc[g][t][i] = 0.0f;
   if (groups == 0) return 0;
-  const bool odd = mx_chunk_odd(ch, chunk, block, groups);
-  const bool packed = mx_scales_packed(w_scales, nb);
-  const std::uint8_t* pf = mx_prefetch_row<kTiles>(w, w_rows, ch.row_bytes, lane);
+  // Row 1 of the chunk live: some odd C column holds a token (rows are a prefix of the block).
+  const bool odd = groups > 1 || (chunk + 1 < block && ch.offset(chunk + 1) != kPadRow);
+  const bool packed = nb % 4 == 0 && (reinterpret_cast<std::uintptr_t>(w_scales) & 3u) == 0;
+  // This lane's prefetch row: tile quad / 2, row group + 8 (quad % 2). Static indices only (an
+  // index by quad would put w_rows in local memory).
+  const std::int64_t tile_step = w_rows[kTiles - 1] - w_rows[0];
+  const std::uint8_t* pf = kTiles == 1 && quad >= 2 ? nullptr
+                                                    : w + (w_rows[0] + ((quad & 2) ? tile_step : 0) + group + 8 * (quad & 1)) * ch.row_bytes;
 
   const auto run = [&](auto groups_tag, auto stage_tag, auto odd_tag) {
     constexpr int kG = decltype(groups_tag)::value, kU = decltype(stage_tag)::value;
     constexpr bool kOdd = decltype(odd_tag)::value;
     MxLane<kTiles, kG> L;
-    mx_lane_init<kTiles, kG>(L, ch, chunk, groups, w, w_scales, w_rows, nb, lane);
+    L.quad = quad;
+    L.w_hi = 8 * ch.row_bytes;
+    L.ws_hi = 8 * nb;
+#pragma unroll
+    for (int t = 0; t < kTiles; ++t) {
+      L.w[t] = w + (w_rows[t] + group) * ch.row_bytes + 4 * quad;
+      L.ws[t] = w_scales + (w_rows[t] + group) * nb;
+    }
+    // Per group: the sorted rows of the lane's B operand (row `group`) and of its two C columns
+    // (rows 2 quad, 2 quad + 1); the second column's scale row is the first's + 4 (the two share
+    // their 16-row half, as the block and the chunk start at multiples of 16).
+#pragma unroll
+    for (int g = 0; g < kG; ++g) {
+      const bool live = g < groups;  // (kG = 2 with one live group: the unpacked path)
+      const std::uint32_t off_b = live ? ch.offset(chunk + 8 * g + group) : kPadRow;
+      const std::uint32_t off_0 = live ? ch.offset(chunk + 8 * g + 2 * quad) : kPadRow;
+      const std::uint32_t off_1 = live ? ch.offset(chunk + 8 * g + 2 * quad + 1) : kPadRow;
+      const std::uint8_t* xs = ch.act_scales + mx_scale_row_part(ch.first + chunk + 8 * g + 2 * quad, ch.pad);
+      L.x[g] = off_b != kPadRow ? ch.act + off_b + 4 * quad : nullptr;
+      L.xs0[g] = off_0 != kPadRow ? xs : nullptr;
+      L.xs1[g] = off_1 != kPadRow ? xs + 4 : nullptr;
+      L.c0[g] = off_0 != kPadRow ? ch.act + off_0 : nullptr;
+      L.c1[g] = off_1 != kPadRow ? ch.act + off_1 : nullptr;
+    }
     mx_k_loop<kTiles, kG, kU, kOdd, kLead>(L, pf, nb, acc);
   };
   using G1 = std::integral_constant<int, 1>;
@@ -552,7 +498,7 @@ struct Stage2Args {
   std::int64_t max_entries;  // the sorted arrays' length (T*k + E*B - k)
 };
 
-// One warp of the stage-1 exact kernel at prefill (moe_stage1_split_k false): sort block starting at sorted position `first` (its
+// One warp of the stage-1 exact kernel: sort block starting at sorted position `first` (its
 // entries at `entries`, expert e), output columns n0 .. n0+15 of gate (W13 rows n0..) and up (rows
 // I+n0..), lane `lane`. Chunks of kChunkRows rows up to the block's padding.
 template <bool kOai>
@@ -578,168 +524,6 @@ FB_HD void moe_stage1_exact_warp(const Stage1Args& a, const std::int32_t* entrie
         a.a1[row * I + n] = bf16_from_float(moe_swiglu(kOai, acc[g][0][i], acc[g][1][i]));
       }
     }
-    if (groups < kGroups) break;  // the rest of the block is padding
-  }
-}
-
-// Which stage-1 exact kernel a launch takes (the same bits either way): the split-K CTAs where the
-// sort blocks hold at most about 8 tokens on average (T k <= 8 E: decode, T <= 256 at E = 128, k = 4),
-// so a warp's chunk is one group; above, the 4-warp CTAs of moe_stage1_exact_warp (prefill: many
-// groups per block, throughput-bound, where 16 warps per SM and no barriers serve better).
-inline bool moe_stage1_split_k(const MoeGemmParams& p) { return p.tokens * p.topk <= 8 * p.experts; }
-
-// Stage 1, split K: a CTA owns one 16-column slice (its gate tile and up tile of W13) of one sort
-// block, and its kStage1Split warps split the K loop: in phase f, warp w computes stages
-// (f kStage1Split + w) kR + r, r < kR (stages of kU consecutive blocks, as in mx_k_loop) and writes each
-// block value v (mx_stage_values) to a shared buffer; after a barrier, one pass adds the phase's
-// values to the accumulators in ascending K, each thread owning some (row, column) pairs. The sums
-// are the same block values added in the same order as a single warp's loop (acc = acc + v, one
-// rounding per block), so the bits do not change; what changes is that a decode sort block (one
-// token: 12 experts x 48 slices at T = 3) runs kStage1Split times the warps on the K of each slice.
-// Every stage is computed by exactly one warp (stage s by warp (s / kR) % kStage1Split, phase
-// s / (kR kStage1Split)) and every block of the phase is added once (tests: the CPU grid simulation
-// runs this code; a dropped or repeated block changes the output bits).
-// The two buffers alternate by phase, so one barrier a phase suffices: a thread writes buffer
-// f % 2 in phase f only after passing the barrier of phase f - 1, which every thread reaches
-// after its adds of phase f - 2 (the same buffer).
-inline constexpr int kStage1Split = 2;  // warps per CTA (see moe_gemm_stage1.hip for why 2)
-inline constexpr int kStage1SplitThreads = 32 * kStage1Split;
-// Floats of one phase buffer: kStage1Split stages x kU blocks x kG groups x [2 tiles][4][32 lanes];
-// the largest of the paths (U 4 with one group, U 2 with two).
-inline constexpr int kStage1SplitBuffer = kStage1Split * 4 * 256;
-static_assert(kStage1Split * kStage1BlocksOdd * 2 * 256 <= kStage1SplitBuffer, "buffer of the two-group path");
-
-// How the split code runs its threads: on the GPU each thread is itself (one state slot, a
-// barrier is __syncthreads); the CPU simulation (moe_gemm_exact_sim.cpp) runs every thread of the
-// CTA in turn between barriers, each with its own slot of state. each(f) calls f(thread, slot).
-template <int kG, int kU, bool kOdd>
-struct MxSplitWarp {
-  MxLane<2, kG> L;
-  MxStage<2, kG, kU, kOdd> st;
-  MxScaleWords<2> ws;
-  const std::uint8_t* pf;
-};
-
-// Whether pair slot q of the chunk (g = q / 128, i = (q / 32) % 4, lane = q % 32: C position i of
-// lane `lane`, group g) holds a token's row; its sorted row is chunk + 8 g + 2 (lane % 4) + i % 2.
-FB_HD int mx_pair_row(int chunk, int q) { return chunk + 8 * (q >> 7) + 2 * (q & 3) + (((q >> 5) & 3) & 1); }
-
-template <bool kOai, int kG, int kU, bool kOdd, class Exec>
-FB_HD void moe_stage1_split_chunk(const Stage1Args& a, const MxChunk& ch, const std::int32_t* entries, int chunk,
-                                  int groups, const std::int64_t (&w_rows)[2], std::int64_t n0, float* vbuf, Exec& ex) {
-  constexpr int kS = kStage1Split, kThreads = kStage1SplitThreads;
-  constexpr int kBlockFloats = kG * 256;                     // one block's values: [g][t][i][lane]
-  constexpr int kJ = (kG * 128 + kThreads - 1) / kThreads;   // (gate, up) pairs per thread
-  // kR consecutive stages per warp and phase, as many as the buffer holds (U 4: 1; U 2 with one
-  // group, U 1 with two: 2), so the short stages pay a barrier every kR of them, not every one.
-  constexpr int kR = kStage1SplitBuffer / (kS * kU * kBlockFloats), kPhase = kS * kR;  // stages a phase
-  static_assert(kR >= 1, "phase buffer");
-  const std::int64_t nb = a.hidden / 32;
-  const int nst = static_cast<int>(nb / kU), phases = (nst + kPhase - 1) / kPhase;  // (nb < 2^31)
-  MxSplitWarp<kG, kU, kOdd> W[Exec::kSlots];
-  float acc[Exec::kSlots][kJ][2];
-  ex.each([&](int tid, int sl) {
-    const int warp = tid >> 5, lane = tid & 31;
-    MxSplitWarp<kG, kU, kOdd>& w = W[sl];
-    mx_lane_init<2, kG>(w.L, ch, chunk, groups, a.w13, a.w13_scales, w_rows, nb, lane);
-    w.pf = mx_prefetch_row<2>(a.w13, w_rows, ch.row_bytes, lane);
-    if (warp * kR < nst) {  // the warp's first stage: stage warp * kR
-      const std::int64_t y0 = static_cast<std::int64_t>(warp) * kR * kU;
-      mx_scale_words_load<2, kG, kU>(w.ws, w.L, y0);
-#pragma unroll
-      for (int u = 0; u < kU; ++u) mx_block_load(w.st, u, w.L, y0, mx_scale_block_part(y0));
-    }
-#pragma unroll
-    for (int j = 0; j < kJ; ++j) {
-      acc[sl][j][0] = 0.0f;
-      acc[sl][j][1] = 0.0f;
-    }
-  });
-  // Pair slot q = tid + j * kThreads live: a token's row (recomputed from the staged entries).
-  const auto live = [&](int q) {
-    return q < kG * 128 && (q >> 7) < groups && moe_entry_token(entries[mx_pair_row(chunk, q)]) < a.tokens;
-  };
-  for (int f = 0; f < phases; ++f) {
-    float* buf = vbuf + (f & 1) * kStage1SplitBuffer;
-    ex.each([&](int tid, int sl) {
-      const int warp = tid >> 5, lane = tid & 31;
-      MxSplitWarp<kG, kU, kOdd>& w = W[sl];
-#pragma unroll
-      for (int r = 0; r < kR; ++r) {
-        const int s = f * kPhase + warp * kR + r;  // stage s: blocks s kU .. s kU + kU - 1
-        if (s >= nst) break;  // warp-uniform: a short last phase
-        // The warp's next stage: s + 1 within the phase, else its first of the next phase;
-        // past the end the current one is re-read (in bounds, unused).
-        const int sn = r + 1 < kR ? s + 1 : s + 1 + (kS - 1) * kR;
-        const int y0 = s * kU, y_next = (sn < nst ? sn : s) * kU;
-        mx_prefetch_ahead(w.pf, y0, nb);
-        MxScaleWords<2> ws_next;
-        float* out = buf + (warp * kR + r) * kU * kBlockFloats + lane;
-        mx_stage_values(w.st, w.ws, ws_next, w.L, y0, y_next, [&](int u, int g, int t, int i, float v) {
-          out[(u * kG + g) * 256 + t * 128 + i * 32] = v;
-        });
-        w.ws = ws_next;
-      }
-    });
-    ex.sync();
-    const int blocks = (f * kPhase + kPhase <= nst ? kPhase : nst - f * kPhase) * kU;
-    ex.each([&](int tid, int sl) {
-#pragma unroll
-      for (int j = 0; j < kJ; ++j) {
-        const int q = tid + j * kThreads;
-        if (!live(q)) continue;
-        const float* v = buf + (q >> 7) * 256 + ((q >> 5) & 3) * 32 + (q & 31);  // g, i, lane; tile 0
-        float g_acc = acc[sl][j][0], u_acc = acc[sl][j][1];
-#pragma unroll 1
-        for (int b = 0; b < blocks; ++b) {  // ascending K
-          g_acc = g_acc + v[b * kBlockFloats];
-          u_acc = u_acc + v[b * kBlockFloats + 128];
-        }
-        acc[sl][j][0] = g_acc;
-        acc[sl][j][1] = u_acc;
-      }
-    });
-  }
-  ex.each([&](int tid, int sl) {
-#pragma unroll
-    for (int j = 0; j < kJ; ++j) {
-      const int q = tid + j * kThreads, lane = q & 31;
-      if (!live(q)) continue;
-      const std::int32_t entry = entries[mx_pair_row(chunk, q)];
-      const std::int64_t row = moe_entry_token(entry) * a.topk + moe_entry_slot(entry);
-      const std::int64_t n = n0 + (lane >> 2) + (((q >> 5) & 3) >= 2 ? 8 : 0);
-      a.a1[row * a.inter + n] = bf16_from_float(moe_swiglu(kOai, acc[sl][j][0], acc[sl][j][1]));
-    }
-  });
-  ex.sync();  // the next chunk's phase 0 rewrites buffer 0
-}
-
-// One CTA of the stage-1 exact kernel: sort block starting at sorted position `first` (entries at
-// `entries`, expert e), output columns n0 .. n0 + 15 of gate (W13 rows n0 ..) and up (I + n0 ..).
-// vbuf: 2 x kStage1SplitBuffer floats (shared memory on the GPU).
-template <bool kOai, class Exec>
-FB_HD void moe_stage1_exact_cta(const Stage1Args& a, const std::int32_t* entries, std::int64_t first, std::int64_t e,
-                                std::int64_t n0, float* vbuf, Exec& ex) {
-  const std::int64_t I = a.inter, nb = a.hidden / 32;
-  const MxChunk ch{a.xq, a.x_scales, entries, first, a.tokens, a.topk, false, a.hidden / 2, (nb + 7) / 8 * 8};
-  const std::int64_t w_rows[2] = {e * 2 * I + n0, e * 2 * I + I + n0};  // gate, up
-  const bool packed = mx_scales_packed(a.w13_scales, nb);
-  const int block = static_cast<int>(a.block);
-  for (int chunk = 0; chunk < block; chunk += kChunkRows) {
-    const int groups = mx_live_groups(ch, chunk, block);
-    if (groups == 0) break;
-    // Unpacked scale rows (odd test shapes: a single dead group costs its MMAs) and two groups
-    // (more than 8 tokens in the block) take stages of one block (two groups at two blocks a stage
-    // spilled). The two calls are the same code; ptxas (CUDA 13.0) spilled 16 bytes with them
-    // merged into one branch and none with two (register allocation is that fragile here).
-    if (!packed)
-      moe_stage1_split_chunk<kOai, 2, 1, true>(a, ch, entries, chunk, groups, w_rows, n0, vbuf, ex);
-    else if (groups == 2)
-      moe_stage1_split_chunk<kOai, 2, 1, true>(a, ch, entries, chunk, groups, w_rows, n0, vbuf, ex);
-    else if (mx_chunk_odd(ch, chunk, block, groups))
-      moe_stage1_split_chunk<kOai, 1, kStage1BlocksOdd, true>(a, ch, entries, chunk, groups, w_rows, n0, vbuf, ex);
-    else
-      moe_stage1_split_chunk<kOai, 1, kStage1Blocks, false>(a, ch, entries, chunk, groups, w_rows, n0, vbuf, ex);
     if (groups < kGroups) break;  // the rest of the block is padding
   }
 }

@@ -2,7 +2,6 @@
 // moe_stage2_exact_kernel (moe_gemm_stage*.hip) through the same FB_HD warp functions, with the
 // scalar block sums in place of the MMA (the two give the same integers: tests). The tests
 // compare it with the emulation bitwise, which checks every index the kernels compute.
-#include <limits>
 #include <vector>
 
 #include "kernels/moe_gemm/moe_gemm_exact.hpp"
@@ -38,51 +37,18 @@ void for_each_warp(const MoeGemmParams& p, const std::int32_t* sorted_token_ids,
 
 }  // namespace
 
-// The split-K CTA's threads on the CPU: every thread of the CTA in turn between barriers, thread
-// t with state slot t (so the warps' pipelined registers persist across phases as on the GPU).
-struct MxHostExec {
-  static constexpr int kSlots = kStage1SplitThreads;
-  template <class F>
-  void each(F&& f) {
-    for (int t = 0; t < kStage1SplitThreads; ++t) f(t, t);
-  }
-  void sync() {}
-};
-
-// The grid of the stage-1 launch, by the launch's own rule (moe_stage1_split_k): at decode
-// moe_stage1_exact_kernel, (I / 16) x max_blocks CTAs of kStage1SplitThreads threads, each staging
-// its sort block's entries as the kernel does; above, moe_stage1_exact_warps_kernel.
 void moe_stage1_exact_simulate(const MoeGemmParams& p, const MoeStage1Buffers& b) {
   const Stage1Args a{b.sorted_token_ids, b.sorted_expert_ids, b.num_valid_ids, b.xq, b.x_scales, b.w13,
                      b.w13_scales,       b.a1,              p.tokens,        p.topk, p.block, p.hidden, p.inter,
                      p.max_entries()};
-  if (!moe_stage1_split_k(p)) {  // prefill: the 4-warp kernel, lane by lane
-    for_each_warp(p, b.sorted_token_ids, nullptr, b.num_valid_ids, p.inter, 16,
-                  [&](std::int64_t by, std::int64_t first, const std::int32_t* entries, const float*, std::int64_t n0,
-                      int lane) {
-                    if (p.oai)
-                      moe_stage1_exact_warp<true>(a, entries, first, b.sorted_expert_ids[by], n0, lane);
-                    else
-                      moe_stage1_exact_warp<false>(a, entries, first, b.sorted_expert_ids[by], n0, lane);
-                  });
-    return;
-  }
-  const std::int64_t valid = moe_valid_entries(b.num_valid_ids[0], p.max_entries());
-#pragma omp parallel for schedule(dynamic, 1)
-  for (std::int64_t by = 0; by < p.max_blocks(); ++by) {
-    const std::int64_t first = by * p.block;
-    if (first >= valid) continue;
-    std::vector<std::int32_t> entries(static_cast<std::size_t>(p.block));
-    for (std::int64_t r = 0; r < p.block; ++r) entries[static_cast<std::size_t>(r)] = first + r < valid ? b.sorted_token_ids[first + r] : kPadEntry;
-    std::vector<float> vbuf(2 * kStage1SplitBuffer, std::numeric_limits<float>::quiet_NaN());
-    for (std::int64_t bx = 0; bx < p.inter / 16; ++bx) {
-      MxHostExec ex;
-      if (p.oai)
-        moe_stage1_exact_cta<true>(a, entries.data(), first, b.sorted_expert_ids[by], bx * 16, vbuf.data(), ex);
-      else
-        moe_stage1_exact_cta<false>(a, entries.data(), first, b.sorted_expert_ids[by], bx * 16, vbuf.data(), ex);
-    }
-  }
+  for_each_warp(p, b.sorted_token_ids, nullptr, b.num_valid_ids, p.inter, 16,
+                [&](std::int64_t by, std::int64_t first, const std::int32_t* entries, const float*, std::int64_t n0,
+                    int lane) {
+                  if (p.oai)
+                    moe_stage1_exact_warp<true>(a, entries, first, b.sorted_expert_ids[by], n0, lane);
+                  else
+                    moe_stage1_exact_warp<false>(a, entries, first, b.sorted_expert_ids[by], n0, lane);
+                });
 }
 
 void moe_stage2_exact_simulate(const MoeGemmParams& p, const MoeStage2Buffers& b) {

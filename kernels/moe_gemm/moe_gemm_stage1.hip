@@ -2,24 +2,15 @@
 // MXFP4 dot products of xq[token] (scales at sorted position p) with rows n and I + n of the
 // block's expert in W13, in the canonical order of moe_gemm_math.hpp; a1[token*k + slot][n] =
 // bf16(SwiGLU(gate, up)). Two engines, the same bits:
-//   exact  decode (T k <= 8 E, moe_stage1_split_k): a CTA takes one sort block and 16 output
-//          columns (a gate tile of W13 rows and the matching up tile, the MMA's A); its
-//          kStage1Split warps split the K loop (stages of kU blocks, R consecutive stages per warp
-//          and phase), walking the block 16 rows (two groups of 8 tokens, the MMA's B) at a time up
-//          to the padding; one m16n8k32 int8 MMA per tile, group and 32-K block gives the block
-//          sums, each block's value goes to shared memory, and one pass per phase adds them in
-//          ascending K (the canonical order: the same bits as one warp's loop); gate and up of an
-//          element meet in the adding thread for SwiGLU.
-//          prefill: a CTA takes one sort block and 64 output columns (32 where I % 64 != 0), warp w
-//          owns 16 of them over the whole K and promotes in registers (moe_stage1_exact_warp).
-//          Code: moe_gemm_exact.hpp (shared with the CPU simulation).
+//   exact  a CTA takes one sort block and 64 output columns (32 where I % 64 != 0): warp w owns 16
+//          of them (a gate tile of W13 rows and the matching up tile, the MMA's A), walks the
+//          block 16 rows (two groups of 8 tokens, the MMA's B) at a time up to the padding, and forms
+//          the block sums with one m16n8k32 int8 MMA per tile, group and 32-K block, promoted on
+//          the CUDA cores in K order; gate and up of an element sit at the same fragment position,
+//          so SwiGLU runs in registers. Code: moe_gemm_exact.hpp (shared with the CPU simulation).
 //   plain  one thread per output column, each row of the sort block in turn, scalar integer sums.
-// No atomics, no split-K partial sums (the split keeps every block value and adds them in K order):
-// deterministic. Each warp's stages are software-pipelined in registers (moe_gemm_exact.hpp); no
-// shared-memory staging of the operands yet (README: "Speed").
-#include <cstdlib>
-#include <string>
-
+// No split-K, no atomics: deterministic. The K loop is software-pipelined in registers (stages of
+// 4 blocks at decode, moe_gemm_exact.hpp); no shared-memory staging yet (README: "Speed").
 #include "kernels/common/gpu_check.hpp"
 #include "kernels/moe_gemm/moe_gemm.hpp"
 #include "kernels/moe_gemm/moe_gemm_exact.hpp"
@@ -32,10 +23,10 @@ constexpr int kPlainThreads = 128;   // plain: columns per CTA
 constexpr int kMaxBlock = 128;       // B
 
 
-// Prefill (moe_stage1_split_k false): at most 4 warps, each owning 16 columns over the whole K;
-// 4 CTAs per SM (128 registers: ptxas fills them with the pipelined K loop, no spills).
+// At most 4 warps; 4 CTAs per SM (128 registers: ptxas fills them with the pipelined K loop, no
+// spills) so 16 warps stream weights at decode.
 template <bool kOai>
-__global__ __launch_bounds__(128, 4) void moe_stage1_exact_warps_kernel(Stage1Args a) {
+__global__ __launch_bounds__(128, 4) void moe_stage1_exact_kernel(Stage1Args a) {
   const std::int64_t valid = moe_valid_entries(a.num_valid_ids[0], a.max_entries);
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.y) * a.block;
   if (first >= valid) return;  // the whole CTA: blocks past the sorted entries
@@ -47,38 +38,6 @@ __global__ __launch_bounds__(128, 4) void moe_stage1_exact_warps_kernel(Stage1Ar
   const int warps = static_cast<int>(blockDim.x / 32), warp = static_cast<int>(threadIdx.x / 32);
   moe_stage1_exact_warp<kOai>(a, entries, first, a.sorted_expert_ids[blockIdx.y],
                               (static_cast<std::int64_t>(blockIdx.x) * warps + warp) * 16, static_cast<int>(threadIdx.x & 31));
-}
-
-// The split-K CTA's threads on the GPU: each thread is itself, a barrier is __syncthreads.
-struct MxDeviceExec {
-  static constexpr int kSlots = 1;
-  template <class F>
-  __device__ void each(F&& f) {
-    f(static_cast<int>(threadIdx.x), 0);
-  }
-  __device__ void sync() { __syncthreads(); }
-};
-
-// Decode (moe_stage1_split_k): kStage1Split = 2 warps splitting the K of one 16-column slice
-// (moe_gemm_exact.hpp), 16 KB of shared values each. kCtas CTAs per SM: 6 (the default: 168
-// registers, no spills under ptxas CUDA 13.0 sm_90a; T = 3's 576 CTAs, 12 sort blocks x 48 slices,
-// are one wave of 792 slots, 8.7 warps per SM where the 4-warp kernel had 4.4) or 8
-// (FUSEBENCH_MOE_STAGE1_CTAS=8, an experiment: 16 warps per SM at T >= 24, but capped at 128
-// registers ptxas spills 152 bytes). Both give the same bits. (3 warps a CTA at 4 per SM spilled
-// nothing but put T = 3 in 1.09 waves; at 5 per SM it spilled 168-292 bytes.)
-template <bool kOai, int kCtas>
-__global__ __launch_bounds__(kStage1SplitThreads, kCtas) void moe_stage1_exact_kernel(Stage1Args a) {
-  const std::int64_t valid = moe_valid_entries(a.num_valid_ids[0], a.max_entries);
-  const std::int64_t first = static_cast<std::int64_t>(blockIdx.y) * a.block;
-  if (first >= valid) return;  // the whole CTA: blocks past the sorted entries
-  __shared__ std::int32_t entries[kMaxBlock];
-  __shared__ float vbuf[2 * kStage1SplitBuffer];
-  for (int r = threadIdx.x; r < a.block; r += blockDim.x)  // rows past the count read as padding
-    entries[r] = first + r < valid ? a.sorted_token_ids[first + r] : kPadEntry;
-  __syncthreads();
-  MxDeviceExec ex;
-  moe_stage1_exact_cta<kOai>(a, entries, first, a.sorted_expert_ids[blockIdx.y],
-                             static_cast<std::int64_t>(blockIdx.x) * 16, vbuf, ex);
 }
 
 template <bool kOai>
@@ -118,34 +77,14 @@ void moe_stage1_launch(const MoeGemmParams& p, const MoeStage1Buffers& b, void* 
   const auto s = static_cast<hipStream_t>(stream);
   const auto blocks = static_cast<unsigned>(p.max_blocks());
   // The exact engine's 32-bit activation offsets cover every m31 shape; past them, plain (same bits).
-  if (p.engine == MoeGemmEngine::exact && moe_exact_fits(p.tokens, p.hidden / 2) && !moe_stage1_split_k(p)) {
+  if (p.engine == MoeGemmEngine::exact && moe_exact_fits(p.tokens, p.hidden / 2)) {
     const int warps = moe_exact_warps(p.inter, 16);  // 16 output columns (gate and up tiles) each
     const dim3 grid(static_cast<unsigned>(p.inter / (16 * warps)), blocks);
     const auto threads = static_cast<unsigned>(32 * warps);
     if (p.oai)
-      moe_stage1_exact_warps_kernel<true><<<grid, threads, 0, s>>>(a);
+      moe_stage1_exact_kernel<true><<<grid, threads, 0, s>>>(a);
     else
-      moe_stage1_exact_warps_kernel<false><<<grid, threads, 0, s>>>(a);
-    gpu_check_launch("moe_stage1_exact_warps_kernel");
-    return;
-  }
-  if (p.engine == MoeGemmEngine::exact && moe_exact_fits(p.tokens, p.hidden / 2)) {
-    const dim3 grid(static_cast<unsigned>(p.inter / 16), blocks);  // 16 output columns (gate and up tiles) each
-    const auto threads = static_cast<unsigned>(kStage1SplitThreads);
-    static const bool eight = [] {
-      const char* v = std::getenv("FUSEBENCH_MOE_STAGE1_CTAS");
-      return v && std::string(v) == "8";
-    }();
-    if (eight) {
-      if (p.oai)
-        moe_stage1_exact_kernel<true, 8><<<grid, threads, 0, s>>>(a);
-      else
-        moe_stage1_exact_kernel<false, 8><<<grid, threads, 0, s>>>(a);
-    } else if (p.oai) {
-      moe_stage1_exact_kernel<true, 6><<<grid, threads, 0, s>>>(a);
-    } else {
-      moe_stage1_exact_kernel<false, 6><<<grid, threads, 0, s>>>(a);
-    }
+      moe_stage1_exact_kernel<false><<<grid, threads, 0, s>>>(a);
     gpu_check_launch("moe_stage1_exact_kernel");
     return;
   }
