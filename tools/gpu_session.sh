@@ -3,6 +3,9 @@
 # then the given `fusebench verify` / `bench` steps; reports and logs come back in one archive.
 #
 #   FUSEBENCH_GIT_SHA=<sha> tools/gpu_session.sh DEBS_DIR OUT_DIR STEP...
+# Give the commit as a literal (`git rev-parse --short HEAD` run here, pasted into the device
+# command): a lent machine's copy of the tree may carry older git metadata (run 41's reports read
+# an earlier commit that way).
 # Each STEP is verify:GLOB[:WHERE] or bench:GLOB[:WHERE] on the scenario $SCENARIO (default
 # m31-flash-tp4), or verify@SCENARIO:GLOB[:WHERE] for another scenario, or ablate:NAME[:OPTIONS]
 # (`fusebench ablate` with OPTIONS split on spaces, e.g. "ablate:run1:--rounds 30"; its JSON,
