@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/fp8_gemm/fp8_gemm_wgmma_layout.hpp"
 #include "reference/codecs/fp8.hpp"
 
 namespace fb {
@@ -63,7 +64,8 @@ inline constexpr std::int64_t kFp8GemmMmaMaxRows = 256;
 inline bool fp8_gemm_general_takes_mma(std::int64_t rows, std::int64_t cols, int multiprocessors) {
   if (rows > kFp8GemmMmaMaxRows) return false;
   if (rows <= 64) return true;
-  const std::int64_t wgmma_tiles = ((cols + 127) / 128) * ((rows + 63) / 64);
+  const std::int64_t wgmma_tiles =
+      ((cols + kWgmmaTileN - 1) / kWgmmaTileN) * ((rows + kWgmmaTileM - 1) / kWgmmaTileM);
   return 2 * wgmma_tiles < multiprocessors;
 }
 // The vendor library (cuBLASLt with outer-vector scales), host code in fp8_gemm_vendor.cpp: why it

@@ -26,9 +26,7 @@
 namespace fb {
 
 inline constexpr int kWgmmaThreads = 128;  // one warpgroup
-inline constexpr int kWgmmaTileM = 64;
-inline constexpr int kWgmmaTileN = 128;
-inline constexpr int kWgmmaTileK = 128;  // one promotion block: 4 k32 steps
+// Tile sizes (kWgmmaTileM, N, K): fp8_gemm_wgmma_layout.hpp.
 inline constexpr int kWgmmaAccRegs = kWgmmaTileN / 2;
 
 // Row and column (within the 64 x 128 tile) of accumulator register j of this thread.

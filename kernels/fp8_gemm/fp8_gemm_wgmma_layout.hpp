@@ -1,4 +1,4 @@
-// The wgmma tiles' shared-memory layout and the order the staging copies fill it in, host and
+// The wgmma tiles' sizes, their shared-memory layout and the order the staging copies fill it in, host and
 // device code (FB_HD), so a CPU test checks that the copies cover every byte of a tile once and
 // write it where the layout says (tests/kernels/fp8_gemm_test.cpp).
 //
@@ -12,7 +12,15 @@
 
 namespace fb {
 
-FB_HD constexpr int wgmma_tile_offset(int row, int k) { return (row / 8) * 1024 + (k / 16) * 128 + (row % 8) * 16 + (k % 16); }
+// A block computes a kWgmmaTileM x kWgmmaTileN tile of C, one kWgmmaTileK block of K at a time
+// (one promotion block: 4 k32 steps). Host code reads them too (the general GEMM's kernel choice).
+inline constexpr int kWgmmaTileM = 64;
+inline constexpr int kWgmmaTileN = 128;
+inline constexpr int kWgmmaTileK = 128;
+
+FB_HD constexpr int wgmma_tile_offset(int row, int k) {
+  return (row / 8) * 1024 + (k / 16) * 128 + (row % 8) * 16 + (k % 16);
+}
 
 // The 16-byte copy i of a tile's staging: row `row`, K piece `piece` (bytes 16 piece .. + 15 of the
 // row's 128), written at tile byte 16 i. Consecutive copies fill one core matrix, so the 8 threads
