@@ -1,0 +1,157 @@
+// How fast can one kernel stream a decode-sized weight (the F8 weight 9.4 MB, the router's fp32 W
+// 3.1 MB) on this GPU, as a function of the grid and of the bytes each thread keeps in flight?
+// The decode kernels (F8, the router GEMV) are one wave of blocks that each read their slice of
+// a weight once; this probe times exactly that access pattern with no arithmetic, so a kernel's
+// distance from the probe's best cell is its own cost, and the probe's best cell is the floor.
+//
+//   nvcc -O3 -std=c++17 --generate-code=arch=compute_90a,code=sm_90a tools/probes/stream_probe.cu -o /tmp/stream_probe
+//   /tmp/stream_probe > stream_probe.md
+//
+// Each block reads a contiguous slice of bytes / blocks; a thread issues `loads` 16-byte loads
+// (consecutive threads, consecutive 16 bytes: full sectors) before it uses any, in rounds until
+// the slice is done, and folds them into one word so nothing is optimised away. Times: graph
+// replay of 20 launches (the weight stays in L2 between launches: "warm", as fusebench's graph
+// mode), and one launch after a 256 MB write that evicts L2 ("cold"), medians of 25 samples.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#define CHECK(x)                                                                        \
+  do {                                                                                  \
+    cudaError_t e_ = (x);                                                               \
+    if (e_ != cudaSuccess) {                                                            \
+      std::fprintf(stderr, "stream_probe: %s: %s\n", #x, cudaGetErrorString(e_));       \
+      std::exit(2);                                                                     \
+    }                                                                                   \
+  } while (0)
+
+template <int kLoads>
+__global__ void stream_kernel(const uint4* __restrict__ src, long long pieces, unsigned* sink) {
+  const long long per_block = (pieces + gridDim.x - 1) / gridDim.x;
+  const long long begin = blockIdx.x * per_block;
+  const long long end = begin + per_block < pieces ? begin + per_block : pieces;
+  unsigned fold = 0;
+  for (long long base = begin; base < end; base += static_cast<long long>(kLoads) * blockDim.x) {
+    uint4 v[kLoads];
+#pragma unroll
+    for (int i = 0; i < kLoads; ++i) {
+      const long long at = base + static_cast<long long>(i) * blockDim.x + threadIdx.x;
+      v[i] = at < end ? src[at] : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int i = 0; i < kLoads; ++i) fold ^= v[i].x ^ v[i].y ^ v[i].z ^ v[i].w;
+  }
+  if (fold == 0x9e3779b9u) *sink = fold;  // never true for the probe's data; keeps the loads
+}
+
+__global__ void evict_kernel(uint4* dst, long long pieces) {
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < pieces;
+       i += static_cast<long long>(gridDim.x) * blockDim.x)
+    dst[i] = make_uint4(static_cast<unsigned>(i), 1, 2, 3);
+}
+
+using Launch = void (*)(const uint4*, long long, unsigned*, int, int, cudaStream_t);
+template <int kLoads>
+void launch(const uint4* src, long long pieces, unsigned* sink, int blocks, int threads, cudaStream_t s) {
+  stream_kernel<kLoads><<<blocks, threads, 0, s>>>(src, pieces, sink);
+}
+
+float median(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+int main() {
+  cudaDeviceProp prop{};
+  CHECK(cudaGetDeviceProperties(&prop, 0));
+  const int sms = prop.multiProcessorCount;
+  const long long weight_bytes[] = {9437184LL, 3145728LL};  // F8 1536 x 6144 e4m3; router 128 x 6144 fp32
+  const long long evict_bytes = 256LL << 20;
+  uint4 *src = nullptr, *evict = nullptr;
+  unsigned* sink = nullptr;
+  CHECK(cudaMalloc(&src, weight_bytes[0]));
+  CHECK(cudaMalloc(&evict, evict_bytes));
+  CHECK(cudaMalloc(&sink, sizeof(unsigned)));
+  CHECK(cudaMemset(src, 0x11, weight_bytes[0]));
+  cudaStream_t s;
+  CHECK(cudaStreamCreate(&s));
+  cudaEvent_t e0, e1;
+  CHECK(cudaEventCreate(&e0));
+  CHECK(cudaEventCreate(&e1));
+
+  const struct {
+    int loads;
+    Launch fn;
+  } variants[] = {{2, launch<2>}, {4, launch<4>}, {8, launch<8>}, {16, launch<16>}};
+  const int grids[] = {64, 96, sms, 2 * sms, 3 * sms, 4 * sms, 8 * sms};
+  const int threads_of[] = {128, 256};
+
+  std::printf("# stream_probe: %s, %d SMs\n\n", prop.name, sms);
+  std::printf("| MB | blocks | threads | bytes in flight / thread | warm us | warm TB/s | cold us | cold TB/s |\n");
+  std::printf("|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (long long bytes : weight_bytes) {
+    const long long pieces = bytes / 16;
+    for (int blocks : grids)
+      for (int threads : threads_of)
+        for (const auto& v : variants) {
+          // warm: a graph of 20 launches, replayed
+          cudaGraph_t graph;
+          cudaGraphExec_t exec;
+          CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+          for (int i = 0; i < 20; ++i) v.fn(src, pieces, sink, blocks, threads, s);
+          CHECK(cudaStreamEndCapture(s, &graph));
+          CHECK(cudaGraphInstantiate(&exec, graph, 0));
+          CHECK(cudaGraphLaunch(exec, s));
+          std::vector<float> warm, cold;
+          for (int r = 0; r < 25; ++r) {
+            CHECK(cudaEventRecord(e0, s));
+            CHECK(cudaGraphLaunch(exec, s));
+            CHECK(cudaEventRecord(e1, s));
+            CHECK(cudaEventSynchronize(e1));
+            float ms = 0;
+            CHECK(cudaEventElapsedTime(&ms, e0, e1));
+            warm.push_back(ms * 1000.0f / 20.0f);
+          }
+          for (int r = 0; r < 25; ++r) {
+            evict_kernel<<<4 * sms, 512, 0, s>>>(evict, evict_bytes / 16);
+            CHECK(cudaEventRecord(e0, s));
+            v.fn(src, pieces, sink, blocks, threads, s);
+            CHECK(cudaEventRecord(e1, s));
+            CHECK(cudaEventSynchronize(e1));
+            float ms = 0;
+            CHECK(cudaEventElapsedTime(&ms, e0, e1));
+            cold.push_back(ms * 1000.0f);
+          }
+          CHECK(cudaGetLastError());
+          CHECK(cudaGraphExecDestroy(exec));
+          CHECK(cudaGraphDestroy(graph));
+          const float w = median(warm), c = median(cold);
+          std::printf("| %.1f | %d | %d | %d | %.2f | %.2f | %.2f | %.2f |\n", bytes / 1048576.0, blocks, threads,
+                      16 * v.loads, w, bytes / (w * 1e6), c, bytes / (c * 1e6));
+        }
+  }
+  // The floor: an empty launch in the same graph form.
+  {
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    for (int i = 0; i < 20; ++i) launch<2>(src, 0, sink, 1, 32, s);
+    CHECK(cudaStreamEndCapture(s, &graph));
+    CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    std::vector<float> t;
+    for (int r = 0; r < 25; ++r) {
+      CHECK(cudaEventRecord(e0, s));
+      CHECK(cudaGraphLaunch(exec, s));
+      CHECK(cudaEventRecord(e1, s));
+      CHECK(cudaEventSynchronize(e1));
+      float ms = 0;
+      CHECK(cudaEventElapsedTime(&ms, e0, e1));
+      t.push_back(ms * 1000.0f / 20.0f);
+    }
+    std::printf("\nempty launch, graph of 20: %.2f us per launch\n", median(t));
+  }
+  return 0;
+}
