@@ -14,30 +14,24 @@
 // Why here too: the wgmma kernel's 64 x 128 tiles give 12 CTAs at N = 1536 and M <= 64 (83 us at
 // M = 1 on the H200, 107 at M = 192); this one gives N / 16 CTAs per 16-row chunk of A.
 //
-// Mapping. A cluster of kSplit = 4 CTAs (4 warps each) owns 16 output columns (the MMA's 16 rows:
-// weight rows n0 .. n0 + 15) and one chunk of A's rows (blockIdx.y; the MMA's 8 columns are
-// tokens: a chunk is one token tile of 8 rows when M <= 8, else two tiles, 16 rows; chunks past
-// the first re-read the weights, mostly from L2). K is cut into 128-K blocks, taken in rounds of
-// 48: block l of a round goes to CTA l % 4, warp (l / 4) % 4, load slot l / 16, so even K = 768
-// (6 blocks) spreads over all four CTAs. Each warp issues every load of its round's blocks before
-// the first MMA, forms each block's partial with 4 MMAs from a zero accumulator and writes it to
-// its CTA's shared memory; after a cluster barrier each output (column, row) has one finisher
-// thread, in one of the four CTAs, that adds the round's 48 partials in ascending block order,
-// reading the other CTAs' shared memory (distributed shared memory), into its fp32 accumulator.
-// So the sum is the same as one CTA adding them: the cluster only spreads the weight stream over
-// four times the multiprocessors (1536 columns: 384 CTAs on 132 SMs, against 96 before: run 41
-// measured 28-37 % of copy with 96). The epilogue is the family's (fp8_gemm_epilogue).
+// Mapping. A CTA of 8 warps owns 16 output columns (the MMA's 16 rows: weight rows n0 .. n0 + 15)
+// and one chunk of A's rows (blockIdx.y; the MMA's 8 columns are tokens: a chunk is one token tile
+// of 8 rows when M <= 8, else two tiles, 16 rows; chunks past the first re-read the weights, mostly
+// from L2). K is cut into
+// 128-K blocks; in each round warp w takes blocks w, w + 8, ... (kBlocksPerWarp of them, every
+// load of the round issued before the first MMA), forms each block's partial with 4 MMAs from a
+// zero accumulator, and writes it to shared memory; then one thread per (column, row) adds the
+// round's partials in ascending block order to its fp32 accumulator. The epilogue is the family's
+// (fp8_gemm_epilogue).
 //
 // Fragments (PTX ISA, "mma.m16n8k32", 8-bit types; lane = 4 group + quad): A a0 = (row group,
 // k 4q..4q+3), a1 = (row group + 8, same k), a2 = (row group, k 16 + 4q..), a3 = (row group + 8,
 // k 16 + 4q..); B b0 = (k 4q.., column group), b1 = (k 16 + 4q.., column group); C c0, c1 = (row
 // group, columns 2q, 2q + 1), c2, c3 = (row group + 8, columns 2q, 2q + 1). A block partial is the
 // sum over the block's 128 k, so the kernel feeds the MMAs a permutation of k, the same for A and
-// B: lane quad q loads bytes 16q .. 16q + 15 and 64 + 16q .. 64 + 16q + 15 of the block (two
-// 16-byte loads per row, each load instruction of a warp reading whole 64-byte runs of a row, so
-// every 32-byte sector it touches is used whole), words 0-3 from the first and 4-7 from the
-// second; MMA j (j = 0..3) takes words 2j (logical k 4q..) and 2j + 1 (16 + 4q..): the 4 quads x 4
-// MMAs x 8 bytes cover the 128 bytes once.
+// B: lane quad q loads bytes 32q .. 32q + 31 of the block (two 16-byte loads per row) and gives
+// bytes 32q + 8j .. + 3 to logical k 4q.. and + 4 .. + 7 to 16 + 4q.. of MMA j (j = 0..3): the 4
+// quads x 4 MMAs x 8 bytes cover the 128 bytes once.
 #include "core/errors.hpp"
 #include "kernels/common/flag_probe.hpp"
 #include "kernels/common/gpu_check.hpp"
@@ -47,31 +41,25 @@
 #include <mutex>
 #include <string>
 
-// sm_90 and later: mma.sync e4m3 (sm_89+) and thread-block clusters (sm_90+).
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
 #define FB_F8_MMA_AVAILABLE 1
 #else
 #define FB_F8_MMA_AVAILABLE 0
 #endif
 
-// The cluster shape is a kernel attribute on NVIDIA; the AMD build of this file has no MMA path
-// (its launcher refuses first) and no clusters.
-#if defined(__HIPCC__)
-#define FB_F8_MMA_CLUSTER
-#else
-#define FB_F8_MMA_CLUSTER __cluster_dims__(kSplit, 1, 1)
-#endif
-
 namespace fb {
 namespace {
 
-constexpr int kWarps = 4;
+constexpr int kWarps = 8;
 constexpr int kThreads = 32 * kWarps;
-constexpr int kColumns = 16;  // output columns per cluster: the MMA's 16 rows
-constexpr int kSplit = 4;     // CTAs of a cluster, each a quarter of every round's blocks
-constexpr int kBlocksPerWarp = 3;
-constexpr int kSlots = kWarps * kBlocksPerWarp;  // a CTA's partials per round
-constexpr int kRoundBlocks = kSplit * kSlots;    // 48: all of K = 6144 in one round
+constexpr int kColumns = 16;  // output columns per CTA: the MMA's 16 rows
+
+// Blocks a warp takes per round: all of K = 6144 in one round at one token tile (48 blocks); two
+// rounds at two (the round's B fragments double).
+template <int kTiles>
+constexpr int blocks_per_warp() {
+  return kTiles == 1 ? 6 : 3;
+}
 
 __device__ inline void mma_e4m3(const uint4& a, std::uint32_t b0, std::uint32_t b1, float (&c)[4]) {
 #if FB_F8_MMA_AVAILABLE
@@ -85,53 +73,14 @@ __device__ inline void mma_e4m3(const uint4& a, std::uint32_t b0, std::uint32_t 
 #endif
 }
 
-// Every thread of every CTA of the cluster arrives; shared-memory writes before it are visible to
-// the cluster's reads after it.
-__device__ inline void cluster_barrier() {
-#if FB_F8_MMA_AVAILABLE
-  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-#endif
-}
-
-__device__ inline unsigned cluster_rank() {
-  unsigned r = 0;
-#if FB_F8_MMA_AVAILABLE
-  asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-#endif
-  return r;
-}
-
-// The shared-memory address of `local` (this CTA's) in CTA `rank` of the cluster.
-__device__ inline unsigned cluster_address(const float* local, unsigned rank) {
-  unsigned remote = 0;
-#if FB_F8_MMA_AVAILABLE
-  const auto at = static_cast<unsigned>(__cvta_generic_to_shared(local));
-  asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(at), "r"(rank));
-#else
-  (void)local, (void)rank;
-#endif
-  return remote;
-}
-
-__device__ inline float load_cluster(unsigned address) {
-  float v = 0.0f;
-#if FB_F8_MMA_AVAILABLE
-  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(address) : "memory");
-#else
-  (void)address;
-#endif
-  return v;
-}
-
-// Bytes 16q .. 16q + 15 and 64 + 16q .. 64 + 16q + 15 of 128-K block row `row` of a [rows][K] fp8
-// matrix from byte k (the block's start); zeros for a row past `rows`.
-__device__ inline void load_block_row(const std::uint8_t* m, std::int64_t rows, std::int64_t depth, std::int64_t row,
-                                      std::int64_t k, int quad, uint4 (&out)[2]) {
+// 32 bytes of row `row` of a [rows][K] fp8 matrix at byte k (zeros for a row past `rows`).
+__device__ inline void load32(const std::uint8_t* m, std::int64_t rows, std::int64_t depth, std::int64_t row,
+                              std::int64_t k, uint4 (&out)[2]) {
   out[0] = out[1] = make_uint4(0, 0, 0, 0);
   if (row < rows) {
     const uint4* p = reinterpret_cast<const uint4*>(m + row * depth + k);
-    out[0] = p[quad];
-    out[1] = p[4 + quad];
+    out[0] = p[0];
+    out[1] = p[1];
   }
 }
 
@@ -143,46 +92,42 @@ __device__ inline std::uint32_t word_of(const uint4 (&v)[2], int w) {
 }
 
 template <int kTiles>
-__global__ FB_F8_MMA_CLUSTER __launch_bounds__(kThreads) void fp8_gemm_mma_kernel(Fp8GemmParams p, Fp8GemmBuffers b) {
+__global__ __launch_bounds__(kThreads) void fp8_gemm_mma_kernel(Fp8GemmParams p, Fp8GemmBuffers b) {
+  constexpr int kBpw = blocks_per_warp<kTiles>();
+  constexpr int kRoundBlocks = kWarps * kBpw;
   constexpr int kTokens = 8 * kTiles;
-  constexpr int kFinishers = kTokens * kColumns / kSplit;  // outputs each CTA of the cluster finishes
-  // This CTA's partials of the round: [slot][token][column], slot = local block / kSplit.
-  __shared__ float partial[kSlots * kTokens * kColumns];
+  // The round's partials: [block][token][column].
+  __shared__ float partial[kRoundBlocks * kTokens * kColumns];
 
   const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
   const int group = lane / 4, quad = lane % 4;
-  const unsigned rank = cluster_rank();
-  const std::int64_t n0 = static_cast<std::int64_t>(blockIdx.x / kSplit) * kColumns;
-  // This cluster's chunk of A's rows: rows m0 .. m0 + rows - 1, as rows 0 .. rows - 1 of a smaller A.
+  const std::int64_t n0 = static_cast<std::int64_t>(blockIdx.x) * kColumns;
+  // This CTA's chunk of A's rows: rows m0 .. m0 + rows - 1, as rows 0 .. rows - 1 of a smaller A.
   const std::int64_t m0 = static_cast<std::int64_t>(blockIdx.y) * kTokens;
   const std::int64_t rows = p.rows - m0 < kTokens ? p.rows - m0 : kTokens;
   const std::uint8_t* a_rows = b.a + m0 * p.depth;
   const std::int64_t blocks = p.depth / kFp8GemmBlockK;
-  // This thread finishes output (column fc, token ft) when it is one of the CTA's kFinishers.
-  const int output = static_cast<int>(rank) * kFinishers + static_cast<int>(threadIdx.x);
-  const bool finisher = static_cast<int>(threadIdx.x) < kFinishers;
-  const int fc = output % kColumns, ft = output / kColumns;
+  // The finisher of (column fc, token ft): threads 0 .. 16 kTokens - 1.
+  const int fc = static_cast<int>(threadIdx.x % kColumns), ft = static_cast<int>(threadIdx.x / kColumns);
   float acc = 0.0f;
 
   for (std::int64_t round0 = 0; round0 < blocks; round0 += kRoundBlocks) {
-    // Local block l = rank + kSplit (warp + kWarps i) of the round; every operand of this warp's
-    // blocks in flight before the first MMA.
-    uint4 w_lo[kBlocksPerWarp][2], w_hi[kBlocksPerWarp][2], x[kBlocksPerWarp][kTiles][2];
+    // Every operand of this warp's blocks of the round, in flight before the first MMA.
+    uint4 w_lo[kBpw][2], w_hi[kBpw][2], x[kBpw][kTiles][2];
 #pragma unroll
-    for (int i = 0; i < kBlocksPerWarp; ++i) {
-      const std::int64_t blk = round0 + rank + kSplit * (warp + kWarps * i);
-      const bool here = blk < blocks;
-      const std::int64_t k = (here ? blk : 0) * kFp8GemmBlockK;
-      load_block_row(b.b, here ? p.cols : 0, p.depth, n0 + group, k, quad, w_lo[i]);
-      load_block_row(b.b, here ? p.cols : 0, p.depth, n0 + group + 8, k, quad, w_hi[i]);
+    for (int i = 0; i < kBpw; ++i) {
+      const std::int64_t blk = round0 + warp + static_cast<std::int64_t>(i) * kWarps;
+      const std::int64_t k = (blk < blocks ? blk : 0) * kFp8GemmBlockK + 32 * quad;
+      load32(b.b, blk < blocks ? p.cols : 0, p.depth, n0 + group, k, w_lo[i]);
+      load32(b.b, blk < blocks ? p.cols : 0, p.depth, n0 + group + 8, k, w_hi[i]);
 #pragma unroll
-      for (int t = 0; t < kTiles; ++t) load_block_row(a_rows, here ? rows : 0, p.depth, 8 * t + group, k, quad, x[i][t]);
+      for (int t = 0; t < kTiles; ++t) load32(a_rows, blk < blocks ? rows : 0, p.depth, 8 * t + group, k, x[i][t]);
     }
 #pragma unroll
-    for (int i = 0; i < kBlocksPerWarp; ++i) {
-      const std::int64_t blk = round0 + rank + kSplit * (warp + kWarps * i);
+    for (int i = 0; i < kBpw; ++i) {
+      const std::int64_t blk = round0 + warp + static_cast<std::int64_t>(i) * kWarps;
       if (blk >= blocks) continue;  // warp-uniform
-      const int slot = warp + kWarps * i;
+      const int slot = warp + i * kWarps;
 #pragma unroll
       for (int t = 0; t < kTiles; ++t) {
         float c[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -199,29 +144,16 @@ __global__ FB_F8_MMA_CLUSTER __launch_bounds__(kThreads) void fp8_gemm_mma_kerne
         out[(8 * t + 2 * quad + 1) * kColumns + group + 8] = c[3];
       }
     }
-    cluster_barrier();  // every CTA's partials of the round are written
-    // The round's partials into the accumulator in ascending block order: local block l lives in
-    // CTA l % kSplit, slot l / kSplit.
-    if (finisher) {
+    __syncthreads();
+    // The round's partials into the accumulator, in ascending block order (slot = block - round0).
+    if (ft < kTokens) {
       const std::int64_t in_round = blocks - round0 < kRoundBlocks ? blocks - round0 : kRoundBlocks;
-      const float* mine = partial + ft * kColumns + fc;
-      unsigned at[kSplit];
-#pragma unroll
-      for (int r = 0; r < kSplit; ++r) at[r] = cluster_address(mine, static_cast<unsigned>(r));
-      constexpr unsigned kSlotBytes = kTokens * kColumns * sizeof(float);
-      // Every load issued before the first add (a load-add chain would pay the distributed
-      // shared memory's latency 48 times).
-      float v[kRoundBlocks];
-#pragma unroll
-      for (int l = 0; l < kRoundBlocks; ++l) v[l] = l < in_round ? load_cluster(at[l % kSplit] + (l / kSplit) * kSlotBytes) : 0.0f;
-#pragma unroll
-      for (int l = 0; l < kRoundBlocks; ++l)
-        if (l < in_round) acc = acc + v[l];
+      for (int s = 0; s < in_round; ++s) acc = acc + partial[(s * kTokens + ft) * kColumns + fc];
     }
-    cluster_barrier();  // the next round overwrites the partials; no CTA leaves while read
+    __syncthreads();  // the next round overwrites the partials
   }
   const std::int64_t n = n0 + fc;
-  if (finisher && ft < rows && n < p.cols)
+  if (ft < kTokens && ft < rows && n < p.cols)
     b.c[(m0 + ft) * p.cols + n] = fp8_gemm_epilogue(acc, b.b_scale[n], b.a_scale[m0 + ft]);
 }
 
@@ -231,7 +163,7 @@ std::string probe() {
 #if defined(__HIPCC__)
   return "no mma.sync e4m3 on AMD (the MFMA fp8 path is not written yet)";
 #else
-  return run_flag_probe(mma_probe_kernel, "fp8 MMA", "this build has no sm_90+ code for this device (mma.sync e4m3 in thread-block clusters)");
+  return run_flag_probe(mma_probe_kernel, "fp8 MMA", "this build has no sm_89+ code for this device (mma.sync e4m3)");
 #endif
 }
 
@@ -250,7 +182,7 @@ void fp8_gemm_mma_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void* 
   const std::string why = fp8_gemm_mma_unavailable(p);
   if (!why.empty()) throw DeviceError("fp8_gemm_mma: " + why);
   if (p.rows == 0 || p.cols == 0) return;
-  const auto columns = static_cast<unsigned>((p.cols + kColumns - 1) / kColumns) * kSplit;  // CTAs along x
+  const auto columns = static_cast<unsigned>((p.cols + kColumns - 1) / kColumns);
   const int tokens = p.rows <= 8 ? 8 : 16;  // rows per chunk (one or two token tiles)
   const std::int64_t chunks = (p.rows + tokens - 1) / tokens;
   if (chunks > 65535) throw InputError("the fp8 MMA kernel takes at most 65535 row chunks (M=" + std::to_string(p.rows) + ")");
