@@ -89,6 +89,17 @@ FB_HD float mx_block_promote(float acc, int quarters, std::uint8_t sa, std::uint
 // in the kernels): float(S_q) * 2^(sa-129) has the same exact value as (S_q * 0.25) * 2^(sa-127)
 // (2^(sa-129) >= 2^-129 is an fp32 subnormal or normal, never rounded), so it rounds (overflows)
 // the same way, and the rest is the same operations. Checked for every (sa, sw) pair.
+//
+// mx_scale_float is e8m0_to_float without branches, for the kernels' K loops: Nsight Compute
+// (run 45, stage 1 at T = 3) put about half of the exact kernel's stall samples on the codec's two
+// early returns (branch resolving and dependent waits, once per scale and block). The same bits:
+// 2^(s-127) is s << 23 for s = 1..254; s = 0 (2^-127) and s = 255 (NaN) are those bits with bit 22
+// set, and exactly they have (s + 1) & 0xFE == 0. (Checked for all 256 bytes.) Stage 1 takes it
+// for its weight scales; in stage 2 (96 registers) ptxas spilled a word with it, so stage 2 keeps
+// the codec (the same values either way).
+FB_HD float mx_scale_float(std::uint32_t s) {
+  return bits_float((s << 23) | (((s + 1u) & 0xFEu) == 0u ? 0x00400000u : 0u));
+}
 FB_HD float mx_quarter_scale(std::uint8_t sa) { return e8m0_to_float(sa) * 0.25f; }
 FB_HD float mx_block_promote_scaled(float acc, int quarters, float quarter_scale_a, float scale_w) {
   return acc + (static_cast<float>(quarters) * quarter_scale_a) * scale_w;

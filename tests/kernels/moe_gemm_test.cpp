@@ -116,6 +116,12 @@ TEST(MoeGemmMath, HalvesAreTwiceTheCodecValue) {
   EXPECT_EQ(e2m1x4_to_s8x4(0xF7u | (0x81u << 8)), 0x0001F40Cu);  // +6, -6, +0.5, -0 -> 12, -12, 1, 0
 }
 
+// The K loops' branch-free scale decode is the codec's, bit for bit, on every byte (NaN included).
+TEST(MoeGemmMath, BranchFreeScaleDecodeIsTheCodecOnEveryByte) {
+  for (std::uint32_t s = 0; s < 256; ++s)
+    EXPECT_EQ(float_bits(mx_scale_float(s)), float_bits(e8m0_to_float(static_cast<std::uint8_t>(s)))) << s;
+}
+
 // The word-wise conversion the MMA operands use, on every 16-bit input.
 TEST(MoeGemmMath, Int8ConversionMatchesTheCodecOnEveryInput) {
   for (std::uint32_t t = 0; t < 0x10000u; ++t) {
