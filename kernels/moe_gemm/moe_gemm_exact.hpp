@@ -271,7 +271,9 @@ inline void mx_check_staged(std::uint32_t staged, const std::uint8_t* p) {
 // load is issued before the block's MMA, so the loads of the next stage are in flight behind the
 // MMAs of this one (the software pipeline's second buffer is the slot just consumed; a full second
 // stage of registers does not fit 128 with the ptxas schedule). `ws_next` gets y_next's scale words.
-// kLead (stage 2, see mx_k_loop) also keeps the codec's scale decode (mx_scale_float: registers).
+// Scale decodes: mx_scale_float (branch-free) for the activation scales, and for the weight
+// scales except where kLead (stage 2, see mx_k_loop): there ptxas spilled 12 bytes with it at 96
+// registers, so stage 2 keeps the codec for its weight scales (the same values either way).
 template <int kTiles, int kG, int kU, bool kOdd, bool kLead>
 FB_HD void mx_stage_compute(MxStage<kTiles, kG, kU, kOdd>& st, const MxScaleWords<kTiles>& ws,
                             MxScaleWords<kTiles>& ws_next, const MxLane<kTiles, kG>& L, std::int64_t y0,
@@ -334,14 +336,14 @@ FB_HD void mx_stage_compute(MxStage<kTiles, kG, kU, kOdd>& st, const MxScaleWord
 #pragma unroll
     for (int g = 0; g < kG; ++g) {
       // 2^(sa-129) of the lane's two C columns (padding: scale 127, its sums are 0 and never stored).
-      const float xa_0 = kLead ? mx_quarter_scale(static_cast<std::uint8_t>(xs[g][0])) : mx_scale_float(xs[g][0]) * 0.25f;
+      const float xa_0 = mx_scale_float(xs[g][0]) * 0.25f;
 #pragma unroll
       for (int t = 0; t < kTiles; ++t) {
         acc[g][t][0] = mx_block_promote_biased(acc[g][t][0], d[g][t][0], xa_0, xw[t][0]);
         acc[g][t][2] = mx_block_promote_biased(acc[g][t][2], d[g][t][2], xa_0, xw[t][1]);
       }
       if constexpr (kOdd) {
-        const float xa_1 = kLead ? mx_quarter_scale(static_cast<std::uint8_t>(xs[g][1])) : mx_scale_float(xs[g][1]) * 0.25f;
+        const float xa_1 = mx_scale_float(xs[g][1]) * 0.25f;
 #pragma unroll
         for (int t = 0; t < kTiles; ++t) {
           acc[g][t][1] = mx_block_promote_biased(acc[g][t][1], d[g][t][1], xa_1, xw[t][0]);
