@@ -73,39 +73,14 @@ __device__ inline void mma_e4m3(const uint4& a, std::uint32_t b0, std::uint32_t 
 #endif
 }
 
-// 16 bytes of a weight row that is read once per launch (the weight, 9.4 MB at F8's shape, comes
-// from DRAM in serving and in the bench's graph mode, which rotates copies of it past the L2):
-// ld.global.nc.L1::no_allocate.L2::256B, the read-only path with no L1 allocation and the L2
-// fetching 256-byte runs. tools/probes/stream_probe.cu measured that form at 96 blocks of 256
-// threads, F8's grid, streaming 9 MB in 5.4 us against 7.0-9.2 us for plain loads (run 44); on a
-// weight that stays in L2 (the router's 3 MB) it was slower, so only this stream takes it.
-__device__ inline uint4 load16_stream(const uint4* p) {
-  uint4 v;
-#if FB_F8_MMA_AVAILABLE
-  asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-#else
-  v = *p;
-#endif
-  return v;
-}
-
-// 32 bytes of row `row` of a [rows][K] fp8 matrix at byte k (zeros for a row past `rows`); kStream:
-// the weight's streaming load above.
-template <bool kStream = false>
+// 32 bytes of row `row` of a [rows][K] fp8 matrix at byte k (zeros for a row past `rows`).
 __device__ inline void load32(const std::uint8_t* m, std::int64_t rows, std::int64_t depth, std::int64_t row,
                               std::int64_t k, uint4 (&out)[2]) {
   out[0] = out[1] = make_uint4(0, 0, 0, 0);
   if (row < rows) {
     const uint4* p = reinterpret_cast<const uint4*>(m + row * depth + k);
-    if constexpr (kStream) {
-      out[0] = load16_stream(p);
-      out[1] = load16_stream(p + 1);
-    } else {
-      out[0] = p[0];
-      out[1] = p[1];
-    }
+    out[0] = p[0];
+    out[1] = p[1];
   }
 }
 
@@ -143,8 +118,8 @@ __global__ __launch_bounds__(kThreads) void fp8_gemm_mma_kernel(Fp8GemmParams p,
     for (int i = 0; i < kBpw; ++i) {
       const std::int64_t blk = round0 + warp + static_cast<std::int64_t>(i) * kWarps;
       const std::int64_t k = (blk < blocks ? blk : 0) * kFp8GemmBlockK + 32 * quad;
-      load32<true>(b.b, blk < blocks ? p.cols : 0, p.depth, n0 + group, k, w_lo[i]);
-      load32<true>(b.b, blk < blocks ? p.cols : 0, p.depth, n0 + group + 8, k, w_hi[i]);
+      load32(b.b, blk < blocks ? p.cols : 0, p.depth, n0 + group, k, w_lo[i]);
+      load32(b.b, blk < blocks ? p.cols : 0, p.depth, n0 + group + 8, k, w_hi[i]);
 #pragma unroll
       for (int t = 0; t < kTiles; ++t) load32(a_rows, blk < blocks ? rows : 0, p.depth, 8 * t + group, k, x[i][t]);
     }
