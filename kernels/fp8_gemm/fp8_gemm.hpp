@@ -55,6 +55,10 @@ std::string fp8_gemm_wgmma_unavailable(const Fp8GemmParams& p);
 // K % 128 == 0; 16 output columns per CTA and 8 or 16 rows per CTA.
 void fp8_gemm_mma_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void* stream);
 std::string fp8_gemm_mma_unavailable(const Fp8GemmParams& p);
+// Its AMD kernel (fp8_gemm_mfma.hip: CDNA3 fp8 MFMA, e4m3fnuz), which fp8_gemm_mma_launch runs in a
+// HIP build; compile-checked, not yet run on a device.
+void fp8_gemm_mfma_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void* stream);
+std::string fp8_gemm_mfma_unavailable(const Fp8GemmParams& p);
 // Past this many rows the general GEMM never runs the mma kernel: its CTAs re-read the weights once
 // per 16 rows, the wgmma kernel's once per 64.
 inline constexpr std::int64_t kFp8GemmMmaMaxRows = 256;
