@@ -63,7 +63,15 @@ void fp8_gemm_wgmma_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void
 }
 
 void fp8_gemm_general_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void* stream) {
-  if (fp8_gemm_general_takes_mma(p.rows, p.cols, device_multiprocessors()) && fp8_gemm_mma_unavailable(p).empty())
+  // On AMD the mma variant is the MFMA kernel, which no device has run yet: the layer keeps the
+  // plain kernel there until an AMD run verifies and times it (fp8_gemm/README.md).
+#if defined(__HIPCC__)
+  constexpr bool kMatrixUnitsHere = false;
+#else
+  constexpr bool kMatrixUnitsHere = true;
+#endif
+  if (kMatrixUnitsHere && fp8_gemm_general_takes_mma(p.rows, p.cols, device_multiprocessors()) &&
+      fp8_gemm_mma_unavailable(p).empty())
     fp8_gemm_mma_launch(p, b, stream);
   else if (fp8_gemm_wgmma_unavailable(p).empty())
     fp8_gemm_wgmma_launch(p, b, stream);

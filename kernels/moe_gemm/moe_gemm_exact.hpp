@@ -271,7 +271,8 @@ inline void mx_check_staged(std::uint32_t staged, const std::uint8_t* p) {
 // load is issued before the block's MMA, so the loads of the next stage are in flight behind the
 // MMAs of this one (the software pipeline's second buffer is the slot just consumed; a full second
 // stage of registers does not fit 128 with the ptxas schedule). `ws_next` gets y_next's scale words.
-// kLead (stage 2, see mx_k_loop) also keeps the codec's scale decode (mx_scale_float: registers).
+// kLead (stage 2, see mx_k_loop) also picks the scale decode: the codec's e8m0_to_float there
+// (mx_scale_float spilled at stage 2's 96 registers), the branch-free mx_scale_float in stage 1.
 template <int kTiles, int kG, int kU, bool kOdd, bool kLead>
 FB_HD void mx_stage_compute(MxStage<kTiles, kG, kU, kOdd>& st, const MxScaleWords<kTiles>& ws,
                             MxScaleWords<kTiles>& ws_next, const MxLane<kTiles, kG>& L, std::int64_t y0,

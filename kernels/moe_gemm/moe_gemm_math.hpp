@@ -91,7 +91,7 @@ FB_HD float mx_block_promote(float acc, int quarters, std::uint8_t sa, std::uint
 // the same way, and the rest is the same operations. Checked for every (sa, sw) pair.
 //
 // mx_scale_float is e8m0_to_float without branches, for the kernels' K loops: Nsight Compute
-// (run 45, stage 1 at T = 3) put about half of the exact kernel's stall samples on the codec's two
+// (run 44p, stage 1 at T = 3) put about half of the exact kernel's stall samples on the codec's two
 // early returns (branch resolving and dependent waits, once per scale and block). The same bits:
 // 2^(s-127) is s << 23 for s = 1..254; s = 0 (2^-127) and s = 255 (NaN) are those bits with bit 22
 // set, and exactly they have (s + 1) & 0xFE == 0. (Checked for all 256 bytes.) Stage 1 takes it
