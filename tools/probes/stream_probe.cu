@@ -82,6 +82,37 @@ float median(std::vector<float> v) {
   return v[v.size() / 2];
 }
 
+// A graph of `calls` launches (enqueue(i) puts launch i on the stream), instantiated and run once.
+template <class Enqueue>
+cudaGraphExec_t capture(cudaStream_t s, int calls, Enqueue enqueue) {
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  for (int i = 0; i < calls; ++i) enqueue(i);
+  CHECK(cudaStreamEndCapture(s, &graph));
+  CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  CHECK(cudaGraphDestroy(graph));
+  CHECK(cudaGraphLaunch(exec, s));
+  return exec;
+}
+
+// Median over 25 samples of (before(); events around body()) in us, divided by `calls`.
+template <class Before, class Body>
+float time_us(cudaStream_t s, cudaEvent_t e0, cudaEvent_t e1, int calls, Before before, Body body) {
+  std::vector<float> t;
+  for (int r = 0; r < 25; ++r) {
+    before();
+    CHECK(cudaEventRecord(e0, s));
+    body();
+    CHECK(cudaEventRecord(e1, s));
+    CHECK(cudaEventSynchronize(e1));
+    float ms = 0;
+    CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    t.push_back(ms * 1000.0f / static_cast<float>(calls));
+  }
+  return median(t);
+}
+
 int main() {
   cudaDeviceProp prop{};
   CHECK(cudaGetDeviceProperties(&prop, 0));
@@ -118,80 +149,27 @@ int main() {
     for (int blocks : grids)
       for (int threads : threads_of)
         for (const auto& v : variants) {
-          // warm: a graph of 20 launches, replayed
-          cudaGraph_t graph;
-          cudaGraphExec_t exec;
-          CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-          for (int i = 0; i < 20; ++i) v.fn(src, pieces, sink, blocks, threads, s);
-          CHECK(cudaStreamEndCapture(s, &graph));
-          CHECK(cudaGraphInstantiate(&exec, graph, 0));
-          CHECK(cudaGraphLaunch(exec, s));
-          // rotate: 16 launches over kCopies copies of the weight
-          cudaGraph_t rgraph;
-          cudaGraphExec_t rexec;
-          CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-          for (int i = 0; i < 16; ++i) v.fn(src + (i % kCopies) * pieces, pieces, sink, blocks, threads, s);
-          CHECK(cudaStreamEndCapture(s, &rgraph));
-          CHECK(cudaGraphInstantiate(&rexec, rgraph, 0));
-          CHECK(cudaGraphLaunch(rexec, s));
-          std::vector<float> warm, cold, rotate;
-          for (int r = 0; r < 25; ++r) {
-            CHECK(cudaEventRecord(e0, s));
-            CHECK(cudaGraphLaunch(rexec, s));
-            CHECK(cudaEventRecord(e1, s));
-            CHECK(cudaEventSynchronize(e1));
-            float ms = 0;
-            CHECK(cudaEventElapsedTime(&ms, e0, e1));
-            rotate.push_back(ms * 1000.0f / 16.0f);
-          }
-          CHECK(cudaGraphExecDestroy(rexec));
-          CHECK(cudaGraphDestroy(rgraph));
-          for (int r = 0; r < 25; ++r) {
-            CHECK(cudaEventRecord(e0, s));
-            CHECK(cudaGraphLaunch(exec, s));
-            CHECK(cudaEventRecord(e1, s));
-            CHECK(cudaEventSynchronize(e1));
-            float ms = 0;
-            CHECK(cudaEventElapsedTime(&ms, e0, e1));
-            warm.push_back(ms * 1000.0f / 20.0f);
-          }
-          for (int r = 0; r < 25; ++r) {
-            evict_kernel<<<4 * sms, 512, 0, s>>>(evict, evict_bytes / 16);
-            CHECK(cudaEventRecord(e0, s));
-            v.fn(src, pieces, sink, blocks, threads, s);
-            CHECK(cudaEventRecord(e1, s));
-            CHECK(cudaEventSynchronize(e1));
-            float ms = 0;
-            CHECK(cudaEventElapsedTime(&ms, e0, e1));
-            cold.push_back(ms * 1000.0f);
-          }
+          const auto none = [] {};
+          // warm: a graph of 20 launches on one copy; rotate: 16 launches over kCopies copies
+          cudaGraphExec_t warm_graph = capture(s, 20, [&](int) { v.fn(src, pieces, sink, blocks, threads, s); });
+          cudaGraphExec_t rotate_graph =
+              capture(s, 16, [&](int i) { v.fn(src + (i % kCopies) * pieces, pieces, sink, blocks, threads, s); });
+          const float ro = time_us(s, e0, e1, 16, none, [&] { CHECK(cudaGraphLaunch(rotate_graph, s)); });
+          const float w = time_us(s, e0, e1, 20, none, [&] { CHECK(cudaGraphLaunch(warm_graph, s)); });
+          const float c = time_us(
+              s, e0, e1, 1, [&] { evict_kernel<<<4 * sms, 512, 0, s>>>(evict, evict_bytes / 16); },
+              [&] { v.fn(src, pieces, sink, blocks, threads, s); });
           CHECK(cudaGetLastError());
-          CHECK(cudaGraphExecDestroy(exec));
-          CHECK(cudaGraphDestroy(graph));
-          const float w = median(warm), ro = median(rotate), c = median(cold);
+          CHECK(cudaGraphExecDestroy(warm_graph));
+          CHECK(cudaGraphExecDestroy(rotate_graph));
           std::printf("| %.1f | %d | %d | %d | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", bytes / 1048576.0, blocks,
                       threads, 16 * v.loads, v.hint ? "yes" : "no", w, bytes / (w * 1e6), ro, bytes / (ro * 1e6), c, bytes / (c * 1e6));
         }
   }
   // The floor: an empty launch in the same graph form.
-  {
-    cudaGraph_t graph;
-    cudaGraphExec_t exec;
-    CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-    for (int i = 0; i < 20; ++i) launch<2>(src, 0, sink, 1, 32, s);
-    CHECK(cudaStreamEndCapture(s, &graph));
-    CHECK(cudaGraphInstantiate(&exec, graph, 0));
-    std::vector<float> t;
-    for (int r = 0; r < 25; ++r) {
-      CHECK(cudaEventRecord(e0, s));
-      CHECK(cudaGraphLaunch(exec, s));
-      CHECK(cudaEventRecord(e1, s));
-      CHECK(cudaEventSynchronize(e1));
-      float ms = 0;
-      CHECK(cudaEventElapsedTime(&ms, e0, e1));
-      t.push_back(ms * 1000.0f / 20.0f);
-    }
-    std::printf("\nempty launch, graph of 20: %.2f us per launch\n", median(t));
-  }
+  cudaGraphExec_t empty = capture(s, 20, [&](int) { launch<2>(src, 0, sink, 1, 32, s); });
+  std::printf("\nempty launch, graph of 20: %.2f us per launch\n",
+              time_us(s, e0, e1, 20, [] {}, [&] { CHECK(cudaGraphLaunch(empty, s)); }));
+  CHECK(cudaGraphExecDestroy(empty));
   return 0;
 }
