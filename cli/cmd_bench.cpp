@@ -20,6 +20,7 @@ namespace {
 struct BenchCliOptions {
   CommonOptions common;
   std::string mode = "graph,cold";
+  std::string variants;  // comma-separated; empty: all
   SamplingPolicy sampling;
 };
 
@@ -55,6 +56,30 @@ std::vector<BenchMode> parse_bench_modes(const std::string& text) {
   return modes;
 }
 
+// "exact,fused" -> {"exact", "fused"}; each must name a variant of some selected case (an
+// InputError naming the ones there are otherwise), so a typo times nothing silently never.
+std::vector<std::string> parse_variants(const std::string& text, const Selection& selection) {
+  std::vector<std::string> names;
+  if (text.empty()) return names;
+  std::vector<std::string> known;
+  for (const ScenarioPoint& sp : selection.points)
+    for (const VariantSpec& v : sp.kernel->variants)
+      if (std::find(known.begin(), known.end(), v.name) == known.end()) known.push_back(v.name);
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string name = text.substr(start, comma - start);
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      std::string list;
+      for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+      throw InputError("--variants: '" + name + "' is not a variant of the selected cases (" + list + ")");
+    }
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    start = comma + 1;
+  }
+  return names;
+}
+
 // Sampling options that would time nothing, never stop, or compare against NaN: exit 2 up front.
 void check_sampling(const SamplingPolicy& s) {
   auto bad = [](const char* option, const std::string& why) { throw InputError(std::string(option) + ": " + why); };
@@ -86,11 +111,15 @@ Command setup_bench(CLI::App& app) {
   sub->add_option("--max-samples", o->sampling.max_samples, "sample cap")->capture_default_str();
   sub->add_option("--noise-target", o->sampling.noise_target, "stop when rel-IQR falls to this")->capture_default_str();
   sub->add_option("--time-cap-ms", o->sampling.time_cap_ms, "wall-time cap per variant and mode")->capture_default_str();
+  sub->add_option("--variants", o->variants,
+                  "comma-separated variants to time (default: all); every variant is still verified, and a "
+                  "ratio is reported only where both sides were timed");
   sub->footer(
       "Examples:\n"
       "  fusebench bench --kernel 'fp8_quant/*' --where M=32768,K=6144 --backend gpu --json runs/f9.json\n"
       "  fusebench bench --kernel 'swiglu_fp8/*' --where T=3,d=768 --mode graph --backend gpu\n"
       "  fusebench bench --scenario ci-quick --backend cpu --mode hot\n"
+      "  fusebench bench --kernel 'moe_gemm/stage*' --where T=192 --variants exact --backend gpu   (the plain engine verified, not timed)\n"
       "  CUDA_VISIBLE_DEVICES=3 fusebench bench --backend gpu --shard 3/8 --json shard-3.json   (then: fusebench merge)");
   return {sub, [o]() -> int {
             const auto t0 = std::chrono::steady_clock::now();
@@ -98,6 +127,7 @@ Command setup_bench(CLI::App& app) {
             Registry registry;
             register_all_families(registry);
             const Selection selection = select_points(o->common, registry);
+            const std::vector<std::string> variants = parse_variants(o->variants, selection);
             check_report_paths(o->common);
             Session session(o->common.backend);
             check_memory(selection, session);
@@ -109,6 +139,8 @@ Command setup_bench(CLI::App& app) {
             bench.sampling = o->sampling;
             bench.verify = verify_options(o->common);
             bench.modes = parse_bench_modes(o->mode);
+            bench.variants = variants;
+            if (!bench.variants.empty()) meta.methodology["bench"]["variants_timed"] = bench.variants;
             meta.environment = measure_environment(session, bench);
             const LoopResult loop = run_points(
                 "bench", o->common, selection, session.backend(),

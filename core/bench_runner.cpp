@@ -225,8 +225,12 @@ CaseResult bench_case(const KernelCase& kc, const Point& point, const BenchOptio
   void* stream = session.stream();
   const std::size_t nv = kc.variants.size();
   std::vector<VariantId> timed;
+  const auto wanted = [&](const std::string& name) {
+    return options.variants.empty() ||
+           std::find(options.variants.begin(), options.variants.end(), name) != options.variants.end();
+  };
   for (VariantId v = 0; v < nv; ++v)
-    if (instance->variant_skip_reason(v, session.backend()).empty()) timed.push_back(v);
+    if (instance->variant_skip_reason(v, session.backend()).empty() && wanted(kc.variants[v].name)) timed.push_back(v);
   std::int64_t input_bytes = 0;
   for (const TensorSpec& s : instance->inputs()) input_bytes += static_cast<std::int64_t>(s.bytes());
 

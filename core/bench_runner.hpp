@@ -34,6 +34,9 @@ struct BenchOptions {
   SamplingPolicy sampling;
   VerifyOptions verify;
   double graph_replay_target_us = 50.0;  // R is chosen so one replay lasts about this long
+  // Variants to time (by name; empty: every runnable one). Every variant is still verified, and a
+  // pair ratio is reported only where both of its sides were timed.
+  std::vector<std::string> variants;
 };
 
 // The empty-kernel floor in one mode (per call; in graph mode, a replay of R empty kernels / R).
