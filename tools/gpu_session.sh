@@ -6,12 +6,13 @@
 # Give the commit as a literal (`git rev-parse --short HEAD` run here, pasted into the device
 # command): a lent machine's copy of the tree may carry older git metadata (run 41's reports read
 # an earlier commit that way).
-# Each STEP is verify:GLOB[:WHERE] or bench:GLOB[:WHERE] on the scenario $SCENARIO (default
+# Each STEP is verify:GLOB[:WHERE] or bench:GLOB[:WHERE[:OPTIONS]] on the scenario $SCENARIO (default
 # m31-flash-tp4), or verify@SCENARIO:GLOB[:WHERE] for another scenario, or ablate:NAME[:OPTIONS]
 # (`fusebench ablate` with OPTIONS split on spaces, e.g. "ablate:run1:--rounds 30"; its JSON,
 # markdown and SVG are kept as <n>-ablate-NAME.*); reports
 # (<n>-<step>.json/.md) and logs are packed into OUT_DIR/results.tgz. Bench takes
-# --mode $BENCH_MODE (default graph,cold) and any extra options in $BENCH_OPTS.
+# --mode $BENCH_MODE (default graph,cold) and any extra options in $BENCH_OPTS, then the step's own
+# OPTIONS (split on spaces, e.g. "bench:moe_gemm/stage*:T=192:--variants exact").
 # Every ctest test has a timeout (CTEST_TIMEOUT, default 120 s) and every step one too (STEP_TIMEOUT,
 # default 300 s; PEERS_TIMEOUT for the peers), so a hung kernel costs minutes, not the whole call.
 # SKIP_TESTS=1 skips the GPU unit tests (CTEST_FILTER narrows them, default "-L kernels"); TORCH_PEERS=1 also times the same operations in PyTorch
@@ -48,7 +49,7 @@ fb="$build/cli/fusebench"
 n=0
 for step in "$@"; do
   n=$((n + 1))
-  IFS=: read -r command glob where <<< "$step"
+  IFS=: read -r command glob where step_opts <<< "$step"
   scenario="${SCENARIO:-m31-flash-tp4}"
   case "$command" in *@*) scenario="${command#*@}"; command="${command%%@*}";; esac
   name="$n-${command%%@*}-$(echo "$glob" | tr -c 'a-zA-Z0-9_\n' '_' | sed 's/_*$//')"
@@ -62,7 +63,7 @@ for step in "$@"; do
       --json "$out/$name.json" 2>&1 | tail -15
   else
     timeout "${STEP_TIMEOUT:-300}" $fb bench --scenario "$scenario" --kernel "$glob" ${where:+--where "$where"} --backend gpu \
-      --mode "${BENCH_MODE:-graph,cold}" ${BENCH_OPTS:-} -q --json "$out/$name.json" --markdown "$out/$name.md" 2>&1 | tail -60
+      --mode "${BENCH_MODE:-graph,cold}" ${BENCH_OPTS:-} ${step_opts:-} -q --json "$out/$name.json" --markdown "$out/$name.md" 2>&1 | tail -60
   fi
   code=${PIPESTATUS[0]}
   if [ "$code" != 0 ]; then log "step $n exited $code"; status=1; fi
