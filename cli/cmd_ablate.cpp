@@ -41,21 +41,10 @@ struct AblateCliOptions {
   std::string fault;  // testing only: a configuration whose moe_out gets one flipped bit before its check
 };
 
-std::vector<std::string> split(const std::string& text, char sep) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t end = std::min(text.find(sep, start), text.size());
-    out.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
 std::vector<Fusion> parse_fusions(const std::string& text) {
   if (text.empty()) return all_fusions();
   std::vector<Fusion> out;
-  for (const std::string& item : split(text, ',')) {
+  for (const std::string& item : split_on(text, ',')) {
     const Fusion f = parse_fusion(item);
     if (std::find(out.begin(), out.end(), f) != out.end())
       throw InputError(std::string("--fusions: ") + fusion_id(f) + " is named twice");
@@ -70,7 +59,7 @@ bool where_matches(const AblationPointSpec& p, const std::map<std::string, std::
     const std::string have = axis == "rows" ? std::to_string(p.rows)
                              : axis == "phase" ? std::string(phase_name(p.phase))
                                                : std::to_string(p.requests);
-    const std::vector<std::string> alternatives = split(values, '|');
+    const std::vector<std::string> alternatives = split_on(values, '|');
     if (std::find(alternatives.begin(), alternatives.end(), have) == alternatives.end()) return false;
   }
   return true;
@@ -87,7 +76,7 @@ std::vector<AblationPointSpec> select(const AblationSection& section, const Abla
   }
   std::set<std::string> wanted;
   if (!o.points.empty())
-    for (const std::string& id : split(o.points, ',')) {
+    for (const std::string& id : split_on(o.points, ',')) {
       if (std::none_of(all.begin(), all.end(), [&](const AblationPointSpec& p) { return p.id == id; })) {
         std::string ids;
         for (const AblationPointSpec& p : all) ids += (ids.empty() ? "" : ", ") + p.id;

@@ -44,14 +44,11 @@ nlohmann::ordered_json sampling_json(const SamplingPolicy& s, const std::string&
 std::vector<BenchMode> parse_bench_modes(const std::string& text) {
   if (text == "both") return {BenchMode::cold, BenchMode::hot};
   std::vector<BenchMode> modes;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', start), text.size());
-    const BenchMode m = bench_mode_from_name(text.substr(start, comma - start));
+  for (const std::string& name : split_on(text, ',')) {
+    const BenchMode m = bench_mode_from_name(name);
     if (std::find(modes.begin(), modes.end(), m) != modes.end())
       throw InputError("--mode names '" + std::string(bench_mode_name(m)) + "' twice");
     modes.push_back(m);
-    start = comma + 1;
   }
   return modes;
 }
@@ -65,17 +62,13 @@ std::vector<std::string> parse_variants(const std::string& text, const Selection
   for (const ScenarioPoint& sp : selection.points)
     for (const VariantSpec& v : sp.kernel->variants)
       if (std::find(known.begin(), known.end(), v.name) == known.end()) known.push_back(v.name);
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', start), text.size());
-    const std::string name = text.substr(start, comma - start);
+  for (const std::string& name : split_on(text, ',')) {
     if (std::find(known.begin(), known.end(), name) == known.end()) {
       std::string list;
       for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
       throw InputError("--variants: '" + name + "' is not a variant of the selected cases (" + list + ")");
     }
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-    start = comma + 1;
   }
   return names;
 }

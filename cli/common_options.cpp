@@ -240,4 +240,15 @@ int exit_code_for(const std::vector<CaseResult>& results, bool device_failed) {
   return kExitPass;
 }
 
+std::vector<std::string> split_on(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find(sep, start), text.size());
+    out.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
 }  // namespace fb

@@ -35,6 +35,10 @@ struct CommonOptions {
 
 void add_common_options(CLI::App& command, CommonOptions& options);
 
+// "a,b,,c" -> {"a", "b", "", "c"}: every piece between separators, empty ones kept (the callers
+// name an empty piece as bad input); "" -> {""}.
+std::vector<std::string> split_on(const std::string& text, char sep);
+
 struct Selection {
   Scenario scenario;
   std::vector<ScenarioPoint> points;
