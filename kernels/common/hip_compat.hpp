@@ -28,6 +28,8 @@
 #define hipEventRecord                         cudaEventRecord
 #define hipEvent_t                             cudaEvent_t
 #define hipFree                                cudaFree
+#define hipFuncAttributeMaxDynamicSharedMemorySize cudaFuncAttributeMaxDynamicSharedMemorySize
+#define hipFuncSetAttribute                    cudaFuncSetAttribute
 #define hipGraphDestroy                        cudaGraphDestroy
 #define hipGraphExecDestroy                    cudaGraphExecDestroy
 #define hipGraphExec_t                         cudaGraphExec_t

@@ -1,13 +1,13 @@
-// The general per-token x per-channel fp8 GEMM on the matrix units (wgmma, sm_90a): a block (one
-// warpgroup) computes a 64 x 128 tile of C. For each 128-K block in order it stages A and B tiles
-// in shared memory, lets the matrix unit form the block's partial (4 k32 steps from zero), and
-// promotes it into fp32 registers on the CUDA cores: acc = acc + partial, blocks in increasing K.
-// The epilogue is the canonical one. Only the partials' internal accumulation differs from the
-// blocked emulation (fp8_gemm_blocked_emu); see fp8_gemm_bounds.hpp for the bound.
-//
-// Double-buffered (wgmma_block_loop: the next block's tiles arrive by cp.async during this
-// block's product; run 40 and before: one stage, synchronous loads). Deterministic: a fixed instruction sequence
-// with no atomics, so the same bytes on every run of one device.
+// The general per-token x per-channel fp8 GEMM on the matrix units (wgmma, sm_90a): a CTA computes
+// a 128 x 128 tile of C, two consumer warpgroups of 64 rows each fed by a producer warpgroup
+// (wgmma_pipeline, 4 stages). For each 128-K block in order the matrix unit forms a warpgroup's
+// partial (4 k32 steps from zero), promoted into fp32 registers on the CUDA cores:
+// acc = acc + partial, blocks in increasing K. The epilogue is the canonical one. Only the
+// partials' internal accumulation differs from the blocked emulation (fp8_gemm_blocked_emu); see
+// fp8_gemm_bounds.hpp for the bound.
+// Until run 46 a CTA was one warpgroup of 64 x 128, double-buffered, with two barriers per block.
+// Deterministic: a fixed instruction sequence with no atomics, so the same bytes on every run of
+// one device.
 #include <string>
 
 #include "core/errors.hpp"
@@ -21,23 +21,37 @@
 namespace fb {
 namespace {
 
-__global__ __launch_bounds__(kWgmmaThreads) void fp8_gemm_wgmma_kernel(Fp8GemmParams p, Fp8GemmBuffers b) {
+__global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_gemm_wgmma_kernel(Fp8GemmParams p, Fp8GemmBuffers b) {
 #if FB_WGMMA_AVAILABLE
-  __shared__ __align__(128) std::uint8_t stages[kWgmmaLoopBytes];
-  const std::int64_t m0 = static_cast<std::int64_t>(blockIdx.y) * kWgmmaTileM;
+  extern __shared__ __align__(128) std::uint8_t smem[];
+  const std::int64_t m0 = static_cast<std::int64_t>(blockIdx.y) * kWgmmaCtaM;
   const std::int64_t n0 = static_cast<std::int64_t>(blockIdx.x) * kWgmmaTileN;
   float acc[kWgmmaAccRegs], block[kWgmmaAccRegs];
 #pragma unroll
   for (int j = 0; j < kWgmmaAccRegs; ++j) acc[j] = 0.0f;
-  wgmma_block_loop(stages, b.a, p.rows, b.b, p.cols, p.depth, m0, n0, 0, p.depth / kWgmmaTileK, block,
-                   [&](std::int64_t, const float* partial) {
+  wgmma_pipeline(smem, b.a, p.rows, b.b, p.cols, p.depth, m0, n0, 0, p.depth / kWgmmaTileK, block,
+                 [&](std::int64_t, const float* partial) {
 #pragma unroll
-                     for (int j = 0; j < kWgmmaAccRegs; ++j) acc[j] = acc[j] + partial[j];
-                   });
+                   for (int j = 0; j < kWgmmaAccRegs; ++j) acc[j] = acc[j] + partial[j];
+                 });
+  if (wgmma_is_producer()) return;
+  const std::int64_t rows0 = m0 + static_cast<std::int64_t>(wgmma_consumer_group()) * kWgmmaTileM;
+  // Registers j and j + 1 are adjacent columns of one row: one 4-byte store where the row's
+  // elements are 4-byte aligned (N even), else two 2-byte ones.
 #pragma unroll
-  for (int j = 0; j < kWgmmaAccRegs; ++j) {
-    const std::int64_t m = m0 + wgmma_acc_row(j), n = n0 + wgmma_acc_col(j);
-    if (m < p.rows && n < p.cols) b.c[m * p.cols + n] = fp8_gemm_epilogue(acc[j], b.b_scale[n], b.a_scale[m]);
+  for (int j = 0; j < kWgmmaAccRegs; j += 2) {
+    const std::int64_t m = rows0 + wgmma_acc_row(j), n = n0 + wgmma_acc_col(j);
+    if (m >= p.rows || n >= p.cols) continue;
+    const std::uint16_t lo = fp8_gemm_epilogue(acc[j], b.b_scale[n], b.a_scale[m]);
+    if (n + 1 < p.cols) {
+      const std::uint16_t hi = fp8_gemm_epilogue(acc[j + 1], b.b_scale[n + 1], b.a_scale[m]);
+      if (p.cols % 2 == 0)
+        *reinterpret_cast<std::uint32_t*>(b.c + m * p.cols + n) = lo | (static_cast<std::uint32_t>(hi) << 16);
+      else
+        b.c[m * p.cols + n] = lo, b.c[m * p.cols + n + 1] = hi;
+    } else {
+      b.c[m * p.cols + n] = lo;
+    }
   }
 #else
   (void)p;
@@ -56,9 +70,10 @@ std::string fp8_gemm_wgmma_unavailable(const Fp8GemmParams& p) {
 void fp8_gemm_wgmma_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void* stream) {
   if (const std::string why = fp8_gemm_wgmma_unavailable(p); !why.empty()) throw DeviceError("fp8_gemm_wgmma: " + why);
   if (p.rows == 0 || p.cols == 0) return;
+  wgmma_pipeline_allow_smem<fp8_gemm_wgmma_kernel>();
   const dim3 grid(static_cast<unsigned>((p.cols + kWgmmaTileN - 1) / kWgmmaTileN),
-                  static_cast<unsigned>((p.rows + kWgmmaTileM - 1) / kWgmmaTileM));
-  fp8_gemm_wgmma_kernel<<<grid, kWgmmaThreads, 0, static_cast<hipStream_t>(stream)>>>(p, b);
+                  static_cast<unsigned>((p.rows + kWgmmaCtaM - 1) / kWgmmaCtaM));
+  fp8_gemm_wgmma_kernel<<<grid, kWgmmaCtaThreads, kWgmmaPipelineBytes, static_cast<hipStream_t>(stream)>>>(p, b);
   gpu_check_launch("fp8_gemm_wgmma_kernel");
 }
 

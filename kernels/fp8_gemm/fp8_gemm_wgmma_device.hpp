@@ -1,5 +1,7 @@
-// The matrix-unit (wgmma, sm_90a) tile machinery of the fp8 GEMMs: one warpgroup (128 threads)
-// computes a 64 x 128 tile of fp32 block partials from fp8 operands staged in shared memory.
+// The matrix-unit (wgmma, sm_90a) tile machinery of the fp8 GEMMs: a warp-specialised CTA whose
+// producer warpgroup streams fp8 tiles into shared memory by cp.async, and whose two consumer
+// warpgroups (128 threads each) form 64 x 128 fp32 block partials on the matrix unit and promote
+// them on the CUDA cores (wgmma_pipeline).
 //
 // Everything that names a Hopper instruction sits behind FB_WGMMA_AVAILABLE, true only when nvcc
 // compiles for sm_90a (the arch-specific feature set); other targets (plain sm_90, other NVIDIA
@@ -14,6 +16,7 @@
 
 #include <cstdint>
 
+#include "kernels/common/gpu_check.hpp"
 #include "kernels/common/hip_compat.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_layout.hpp"
 
@@ -29,9 +32,9 @@ inline constexpr int kWgmmaThreads = 128;  // one warpgroup
 // Tile sizes (kWgmmaTileM, N, K): fp8_gemm_wgmma_layout.hpp.
 inline constexpr int kWgmmaAccRegs = kWgmmaTileN / 2;
 
-// Row and column (within the 64 x 128 tile) of accumulator register j of this thread.
+// Row and column (within its warpgroup's 64 x 128 tile) of accumulator register j of this thread.
 __device__ inline int wgmma_acc_row(int j) {
-  const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
+  const int warp = static_cast<int>((threadIdx.x % kWgmmaThreads) / 32), lane = static_cast<int>(threadIdx.x % 32);
   return 16 * warp + lane / 4 + 8 * ((j / 2) % 2);
 }
 __device__ inline int wgmma_acc_col(int j) {
@@ -39,10 +42,13 @@ __device__ inline int wgmma_acc_col(int j) {
   return 8 * (j / 4) + 2 * (lane % 4) + (j % 2);
 }
 
-// The shared memory of the double-buffered block loop (wgmma_block_loop): two stages of an A
-// (64 x 128) and a B (128 x 128) tile, 48 KB, the most a block may declare statically.
-inline constexpr int kWgmmaStageBytes = (kWgmmaTileM + kWgmmaTileN) * kWgmmaTileK;
-inline constexpr int kWgmmaLoopBytes = 2 * kWgmmaStageBytes;
+// The warp-specialised CTA (wgmma_pipeline): kWgmmaConsumerGroups consumer warpgroups (64 rows
+// of the CTA tile each) and one producer warpgroup; kWgmmaStages stages of an A (kWgmmaCtaM x 128)
+// and a B (128 x 128) tile, then a full and an empty mbarrier per stage.
+inline constexpr int kWgmmaCtaThreads = (kWgmmaConsumerGroups + 1) * kWgmmaThreads;
+inline constexpr int kWgmmaStages = 4;
+inline constexpr int kWgmmaStageBytes = (kWgmmaCtaM + kWgmmaTileN) * kWgmmaTileK;
+inline constexpr int kWgmmaPipelineBytes = kWgmmaStages * kWgmmaStageBytes + 2 * kWgmmaStages * 8;
 
 // 16 bytes global -> shared without passing through registers (cp.async, sm_80+), zeros where
 // !valid (a source size of 0 reads nothing). Complete for this thread after cp_async_wait.
@@ -68,15 +74,15 @@ __device__ inline void cp_async_wait() {
 }
 
 // Stages rows [row0, row0 + R) x K [k0, k0 + 128) of a row-major fp8 matrix with `rows` rows and
-// row length `depth` into `tile` (layout above) by cp.async, 16 bytes a copy; rows past the end are
-// zeros. The bytes are there once this thread's group completes (cp_async_wait). Copy i is
+// row length `depth` into `tile` (layout above) by cp.async, 16 bytes a copy, thread t of a group of
+// kWgmmaThreads taking copies t, t + 128, ...; rows past the end are zeros. Copy i is
 // wgmma_stage_copy(i), at tile byte 16 i.
 template <int R>
 __device__ inline void wgmma_stage_tile_async(std::uint8_t* tile, const std::uint8_t* src, std::int64_t rows,
-                                              std::int64_t depth, std::int64_t row0, std::int64_t k0) {
+                                              std::int64_t depth, std::int64_t row0, std::int64_t k0, int t) {
   constexpr int kVectors = R * kWgmmaTileK / 16;
 #pragma unroll
-  for (int i = static_cast<int>(threadIdx.x); i < kVectors; i += kWgmmaThreads) {
+  for (int i = t; i < kVectors; i += kWgmmaThreads) {
     const WgmmaCopy c = wgmma_stage_copy(i);
     const bool valid = row0 + c.row < rows;
     cp_async16(tile + 16 * i, valid ? src + (row0 + c.row) * depth + k0 + c.piece * 16 : src, valid);
@@ -123,13 +129,39 @@ __device__ inline void wgmma_fence_registers(float* d) {
 }
 #endif
 
-// The staged 64 x 128 (A) and 128 x 128 (B) tiles' product into `block` (overwritten, not added):
-// four k32 steps, the first from zero. The caller has staged both tiles with ordinary stores; the
-// fence makes them visible to the matrix unit (the async proxy) before the barrier.
-__device__ inline void wgmma_block_product(float* block, const std::uint8_t* tile_a, const std::uint8_t* tile_b) {
 #if FB_WGMMA_AVAILABLE
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-  __syncthreads();
+// mbarriers (shared memory, CTA scope): the pipeline's only synchronisation.
+__device__ inline std::uint32_t smem_address(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ inline void mbar_init(std::uint64_t* bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_address(bar)), "r"(count) : "memory");
+}
+__device__ inline void mbar_arrive(std::uint64_t* bar) {
+  asm volatile("{\n.reg .b64 state;\nmbarrier.arrive.shared::cta.b64 state, [%0];\n}\n" ::"r"(smem_address(bar))
+               : "memory");
+}
+// One arrival on `bar` once every cp.async this thread issued so far has completed (noinc: the
+// arrival is one of the count the barrier was initialised with).
+__device__ inline void mbar_arrive_after_copies(std::uint64_t* bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_address(bar)) : "memory");
+}
+// Waits until the phase of `bar` with this parity has completed.
+__device__ inline void mbar_wait(std::uint64_t* bar, std::uint32_t parity) {
+  asm volatile(
+      "{\n.reg .pred done;\nWAIT:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra WAIT;\n}\n" ::"r"(smem_address(bar)),
+      "r"(parity)
+      : "memory");
+}
+#endif
+
+// One 128-K block's partial of this warpgroup's 64 x 128 tile into `block` (overwritten, not
+// added): four k32 steps, the first from zero, then the wait for all four. The tiles are in shared
+// memory and visible to the matrix unit (the caller's proxy fence).
+__device__ inline void wgmma_block_partial(float* block, const std::uint8_t* tile_a, const std::uint8_t* tile_b) {
+#if FB_WGMMA_AVAILABLE
   wgmma_fence_registers(block);
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
@@ -138,7 +170,6 @@ __device__ inline void wgmma_block_product(float* block, const std::uint8_t* til
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
   asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
   wgmma_fence_registers(block);  // the partials are read only after the wait
-  __syncthreads();                // the tiles may be overwritten after this
 #else
   (void)block;
   (void)tile_a;
@@ -146,35 +177,88 @@ __device__ inline void wgmma_block_product(float* block, const std::uint8_t* til
 #endif
 }
 
-// The K loop of a 64 x 128 tile over 128-K blocks [kb_begin, kb_end), double-buffered: block
-// kb + 1's tiles are copied by cp.async while block kb's product and promotion run.
-// promote(kb, block) gets each block's partial in increasing kb, so the arithmetic (and the
-// emulation) is that of the one-stage loop; only when the bytes reach shared memory changes.
-// Buffer reuse: the copies into a stage are issued after the trailing barrier of the product that
-// last read it (wgmma_block_product ends with one), and a stage is read only after every thread's
-// copies into it completed (cp_async_wait, then the product's fence and barrier).
+// Whether this thread is in the CTA's producer warpgroup (the last one).
+__device__ inline bool wgmma_is_producer() { return threadIdx.x >= kWgmmaConsumerGroups * kWgmmaThreads; }
+// This consumer thread's warpgroup: its rows of the CTA tile start at 64 x this.
+__device__ inline int wgmma_consumer_group() { return static_cast<int>(threadIdx.x / kWgmmaThreads); }
+
+// The K loop of a kWgmmaCtaM x 128 CTA tile over 128-K blocks [kb_begin, kb_end), warp-specialised
+// (all kWgmmaCtaThreads threads call it):
+// - the producer warpgroup copies block kb's A (128 rows) and B (128 rows) tiles by cp.async into
+//   stage kb % kWgmmaStages, once the consumers have released that stage (its `empty` barrier), and
+//   each thread's copies arrive on the stage's `full` barrier when they complete;
+// - consumer warpgroup g waits for `full`, lets the matrix unit form its rows' partial of the
+//   block, releases the stage and calls promote(kb, block) on the CUDA cores, blocks in increasing
+//   kb. While one warpgroup promotes, the other's MMAs run, and the loads run kWgmmaStages blocks
+//   ahead. A warpgroup whose 64 rows all lie past `rows` still waits and releases, and skips its
+//   MMAs and promotions.
+// So the arithmetic (and the emulation) is that of a one-stage loop; only when the bytes arrive
+// changes. Returns in every thread; only consumers' `block` and promotions mean anything.
+// Shared memory: kWgmmaPipelineBytes of `smem` (dynamic, 128-byte aligned).
 template <class Promote>
-__device__ inline void wgmma_block_loop(std::uint8_t* stages, const std::uint8_t* a, std::int64_t rows,
-                                        const std::uint8_t* bm, std::int64_t cols, std::int64_t depth,
-                                        std::int64_t m0, std::int64_t n0, std::int64_t kb_begin,
-                                        std::int64_t kb_end, float* block, Promote&& promote) {
-  constexpr int kA = kWgmmaTileM * kWgmmaTileK;
-  auto issue = [&](std::int64_t kb) {
-    if (kb < kb_end) {
-      std::uint8_t* stage = stages + ((kb - kb_begin) % 2) * kWgmmaStageBytes;
-      wgmma_stage_tile_async<kWgmmaTileM>(stage, a, rows, depth, m0, kb * kWgmmaTileK);
-      wgmma_stage_tile_async<kWgmmaTileN>(stage + kA, bm, cols, depth, n0, kb * kWgmmaTileK);
+__device__ inline void wgmma_pipeline(std::uint8_t* smem, const std::uint8_t* a, std::int64_t rows,
+                                      const std::uint8_t* bm, std::int64_t cols, std::int64_t depth, std::int64_t m0,
+                                      std::int64_t n0, std::int64_t kb_begin, std::int64_t kb_end, float* block,
+                                      Promote&& promote) {
+#if FB_WGMMA_AVAILABLE
+  auto* full = reinterpret_cast<std::uint64_t*>(smem + kWgmmaStages * kWgmmaStageBytes);
+  std::uint64_t* empty = full + kWgmmaStages;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kWgmmaStages; ++s) {
+      mbar_init(&full[s], kWgmmaThreads);
+      mbar_init(&empty[s], kWgmmaConsumerGroups * kWgmmaThreads);
     }
-    cp_async_commit();  // an empty group past the end keeps the wait count below uniform
-  };
-  issue(kb_begin);
-  for (std::int64_t kb = kb_begin; kb < kb_end; ++kb) {
-    issue(kb + 1);
-    cp_async_wait<1>();  // block kb's copies are done; block kb + 1's may still be in flight
-    const std::uint8_t* stage = stages + ((kb - kb_begin) % 2) * kWgmmaStageBytes;
-    wgmma_block_product(block, stage, stage + kA);
-    promote(kb, block);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
+  __syncthreads();
+  constexpr int kA = kWgmmaCtaM * kWgmmaTileK;
+  if (wgmma_is_producer()) {
+    const int t = static_cast<int>(threadIdx.x % kWgmmaThreads);
+    for (std::int64_t i = 0; kb_begin + i < kb_end; ++i) {
+      const int s = static_cast<int>(i % kWgmmaStages);
+      const std::int64_t use = i / kWgmmaStages;
+      if (use > 0) mbar_wait(&empty[s], static_cast<std::uint32_t>((use - 1) & 1));
+      std::uint8_t* stage = smem + s * kWgmmaStageBytes;
+      const std::int64_t k0 = (kb_begin + i) * kWgmmaTileK;
+      wgmma_stage_tile_async<kWgmmaCtaM>(stage, a, rows, depth, m0, k0, t);
+      wgmma_stage_tile_async<kWgmmaTileN>(stage + kA, bm, cols, depth, n0, k0, t);
+      mbar_arrive_after_copies(&full[s]);
+    }
+    cp_async_wait<0>();
+    return;
+  }
+  const int g = wgmma_consumer_group();
+  const bool active = m0 + static_cast<std::int64_t>(g) * kWgmmaTileM < rows;
+  for (std::int64_t i = 0; kb_begin + i < kb_end; ++i) {
+    const int s = static_cast<int>(i % kWgmmaStages);
+    mbar_wait(&full[s], static_cast<std::uint32_t>((i / kWgmmaStages) & 1));
+    const std::uint8_t* stage = smem + s * kWgmmaStageBytes;
+    if (active) {
+      // The producer's cp.async writes are generic-proxy writes; the matrix unit reads through the
+      // async proxy.
+      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+      wgmma_block_partial(block, stage + g * kWgmmaTileM * kWgmmaTileK, stage + kA);
+    }
+    mbar_arrive(&empty[s]);
+    if (active) promote(kb_begin + i, block);
+  }
+#else
+  (void)smem, (void)a, (void)rows, (void)bm, (void)cols, (void)depth, (void)m0, (void)n0;
+  (void)kb_begin, (void)kb_end, (void)block, (void)promote;
+#endif
+}
+
+// Lets `kernel` use the pipeline's dynamic shared memory (more than the 48 KB a launch gets by
+// default); once per kernel, before its first launch.
+template <auto kKernel>
+inline void wgmma_pipeline_allow_smem() {
+  static const bool once = [] {
+    gpu_check(hipFuncSetAttribute(reinterpret_cast<const void*>(kKernel), hipFuncAttributeMaxDynamicSharedMemorySize,
+                                  kWgmmaPipelineBytes),
+              "hipFuncSetAttribute(wgmma pipeline shared memory)");
+    return true;
+  }();
+  (void)once;
 }
 
 }  // namespace fb

@@ -12,11 +12,15 @@
 
 namespace fb {
 
-// A block computes a kWgmmaTileM x kWgmmaTileN tile of C, one kWgmmaTileK block of K at a time
+// A warpgroup computes a kWgmmaTileM x kWgmmaTileN tile of C, one kWgmmaTileK block of K at a time
 // (one promotion block: 4 k32 steps). Host code reads them too (the general GEMM's kernel choice).
 inline constexpr int kWgmmaTileM = 64;
 inline constexpr int kWgmmaTileN = 128;
 inline constexpr int kWgmmaTileK = 128;
+// A CTA (wgmma_pipeline) stacks kWgmmaConsumerGroups warpgroup tiles along M: kWgmmaCtaM x
+// kWgmmaTileN of C, sharing each B tile.
+inline constexpr int kWgmmaConsumerGroups = 2;
+inline constexpr int kWgmmaCtaM = kWgmmaConsumerGroups * kWgmmaTileM;
 
 FB_HD constexpr int wgmma_tile_offset(int row, int k) {
   return (row / 8) * 1024 + (k / 16) * 128 + (row % 8) * 16 + (k % 16);

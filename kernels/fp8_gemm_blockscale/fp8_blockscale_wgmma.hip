@@ -1,7 +1,7 @@
-// The block-scale fp8 GEMM on the matrix units (wgmma, sm_90a), split-K: a block (one warpgroup)
-// computes a 64 x 128 tile's slice. For each 128-K block of its slice in order it stages the A and
-// B tiles in shared memory, lets the matrix unit form the block's partial (4 k32 steps from zero),
-// and promotes it on the CUDA cores: part = part + fl(fl(partial * a_s) * b_s), the 1x128 scale
+// The block-scale fp8 GEMM on the matrix units (wgmma, sm_90a), split-K: a CTA computes a 128 x 128
+// tile's slice, two consumer warpgroups of 64 rows fed by a producer warpgroup (wgmma_pipeline).
+// For each 128-K block of its slice in order the matrix unit forms a warpgroup's partial (4 k32
+// steps from zero), promoted on the CUDA cores: part = part + fl(fl(partial * a_s) * b_s), the 1x128 scale
 // of the register's row and the tile's one 128x128 scale. Then the tile's turnstile adds the slice
 // into acc in slice order. Deterministic (fixed instruction sequence, ordered slices); against the
 // blocked emulation within the bound of kernels/fp8_gemm/fp8_gemm_bounds.hpp.
@@ -18,13 +18,16 @@
 namespace fb {
 namespace {
 
-__global__ __launch_bounds__(kWgmmaThreads) void fp8_blockscale_wgmma_kernel(Fp8BlockscaleParams p,
+__global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kernel(Fp8BlockscaleParams p,
                                                                              Fp8BlockscaleBuffers b,
                                                                              std::uint32_t epoch) {
 #if FB_WGMMA_AVAILABLE
-  __shared__ __align__(128) std::uint8_t stages[kWgmmaLoopBytes];
+  extern __shared__ __align__(128) std::uint8_t smem[];
   const std::int64_t nb = blockIdx.x, s = blockIdx.z;
-  const std::int64_t m0 = static_cast<std::int64_t>(blockIdx.y) * kWgmmaTileM, n0 = nb * kWgmmaTileN;
+  const std::int64_t n0 = nb * kWgmmaTileN;
+  // This consumer warpgroup's rows start at m0 (the producer's m0 is unused).
+  const std::int64_t cta_m0 = static_cast<std::int64_t>(blockIdx.y) * kWgmmaCtaM;
+  const std::int64_t m0 = cta_m0 + static_cast<std::int64_t>(wgmma_consumer_group() % kWgmmaConsumerGroups) * kWgmmaTileM;
   const std::int64_t kb_count = p.k_blocks();
   // This thread's two rows (fragment rows r and r + 8); rows past M read scale 0.
   const std::int64_t row_lo = m0 + wgmma_acc_row(0), row_hi = m0 + wgmma_acc_row(2);
@@ -39,8 +42,8 @@ __global__ __launch_bounds__(kWgmmaThreads) void fp8_blockscale_wgmma_kernel(Fp8
     as_hi = row_hi < p.rows ? b.a_scale[row_hi * kb_count + kb] : 0.0f;
     bs = b.b_scale[nb * kb_count + kb];
   };
-  if (kb_begin < kb_end) load_scales(kb_begin);
-  wgmma_block_loop(stages, b.a, p.rows, b.b, p.cols, p.depth, m0, n0, kb_begin, kb_end, block,
+  if (kb_begin < kb_end && !wgmma_is_producer()) load_scales(kb_begin);
+  wgmma_pipeline(smem, b.a, p.rows, b.b, p.cols, p.depth, cta_m0, n0, kb_begin, kb_end, block,
                    [&](std::int64_t kb, const float* partial) {
 #pragma unroll
                      for (int j = 0; j < kWgmmaAccRegs; ++j)
@@ -48,12 +51,15 @@ __global__ __launch_bounds__(kWgmmaThreads) void fp8_blockscale_wgmma_kernel(Fp8
                      if (kb + 1 < kb_end) load_scales(kb + 1);
                    });
   std::uint32_t* ticket = b.tickets + static_cast<std::int64_t>(blockIdx.y) * p.n_blocks() + nb;
+  // Every thread of the CTA takes part in the turnstile's barriers; the producer adds nothing.
   turnstile_wait(ticket, epoch, s);
   const bool last = s == p.slices - 1;
+  if (!wgmma_is_producer()) {
 #pragma unroll
-  for (int j = 0; j < kWgmmaAccRegs; ++j) {
-    const std::int64_t m = m0 + wgmma_acc_row(j), n = n0 + wgmma_acc_col(j);
-    if (m < p.rows) turnstile_add(b.acc, b.c, m * p.cols + n, part[j], last);
+    for (int j = 0; j < kWgmmaAccRegs; ++j) {
+      const std::int64_t m = m0 + wgmma_acc_row(j), n = n0 + wgmma_acc_col(j);
+      if (m < p.rows) turnstile_add(b.acc, b.c, m * p.cols + n, part[j], last);
+    }
   }
   turnstile_pass(ticket, epoch, s);
 #else
@@ -74,10 +80,11 @@ void fp8_blockscale_wgmma_launch(const Fp8BlockscaleParams& p, const Fp8Blocksca
   if (const std::string why = fp8_blockscale_wgmma_unavailable(p); !why.empty())
     throw DeviceError("fp8_blockscale_wgmma: " + why);
   if (p.rows == 0) return;
-  const dim3 grid(static_cast<unsigned>(p.n_blocks()), static_cast<unsigned>((p.rows + kWgmmaTileM - 1) / kWgmmaTileM),
+  wgmma_pipeline_allow_smem<fp8_blockscale_wgmma_kernel>();
+  const dim3 grid(static_cast<unsigned>(p.n_blocks()), static_cast<unsigned>((p.rows + kWgmmaCtaM - 1) / kWgmmaCtaM),
                   static_cast<unsigned>(p.slices));
-  fp8_blockscale_wgmma_kernel<<<grid, kWgmmaThreads, 0, static_cast<hipStream_t>(stream)>>>(p, b,
-                                                                                          next_blockscale_epoch());
+  fp8_blockscale_wgmma_kernel<<<grid, kWgmmaCtaThreads, kWgmmaPipelineBytes, static_cast<hipStream_t>(stream)>>>(
+      p, b, next_blockscale_epoch());
   gpu_check_launch("fp8_blockscale_wgmma_kernel");
 }
 

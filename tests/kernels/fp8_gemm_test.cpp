@@ -245,7 +245,7 @@ TEST(Fp8GemmGpu, WgmmaWithinItsBoundsOfTheBlockedEmulationAtOddShapesAndRepeatsB
     std::int64_t m, n, k;
   };
   for (const Shape s : {Shape{1, 128, 128}, Shape{5, 136, 256}, Shape{17, 1536, 6144}, Shape{100, 256, 384},
-                        Shape{200, 768, 6144}, Shape{64, 128, 128}}) {
+                        Shape{200, 768, 6144}, Shape{64, 128, 128}, Shape{129, 384, 1024}, Shape{257, 250, 768}}) {
     for (auto dist : {Distribution::normal, Distribution::edge}) {
       const Problem q(s.m, s.n, s.k, Fp8Flavour::e4m3fn, dist, static_cast<std::uint64_t>(s.m * 3 + s.k));
       DeviceProblem d(q);
