@@ -201,7 +201,7 @@ template <int kTiles, int kG>
 struct MxLane {
   const std::uint8_t* w[kTiles];   // row `group` of each tile, + 4 quad: the lane's weight word
   const std::uint8_t* ws[kTiles];  // the scale row of row `group`
-  std::int64_t w_hi, ws_hi;        // row group + 8 of the tile: 8 rows further
+  std::int64_t w_hi, ws_hi;        // row group + 8 of the tile: hi_rows rows further (mx_warp_gemm)
   const std::uint8_t* x[kG];       // B operand: sorted row `group` of the group, + 4 quad (nullptr: padding)
   const std::uint8_t* xs0[kG];     // scale byte of C column 2 quad at block 0 (nullptr: padding)
   const std::uint8_t* xs1[kG];     // of column 2 quad + 1
@@ -271,8 +271,9 @@ inline void mx_check_staged(std::uint32_t staged, const std::uint8_t* p) {
 // load is issued before the block's MMA, so the loads of the next stage are in flight behind the
 // MMAs of this one (the software pipeline's second buffer is the slot just consumed; a full second
 // stage of registers does not fit 128 with the ptxas schedule). `ws_next` gets y_next's scale words.
-// kCodecScales: the scales through the codec's e8m0_to_float (stage 2: the branch-free
-// mx_scale_float spilled at its 96 registers), else through mx_scale_float (stage 1). The same values.
+// kCodecScales: the weight scales through the codec's e8m0_to_float (stage 2: ptxas spilled 12
+// bytes at its 96 registers with the branch-free mx_scale_float for both), else through
+// mx_scale_float (stage 1). The activation scales always take mx_scale_float. The same values.
 template <int kTiles, int kG, int kU, bool kOdd, bool kCodecScales>
 FB_HD void mx_stage_compute(MxStage<kTiles, kG, kU, kOdd>& st, const MxScaleWords<kTiles>& ws,
                             MxScaleWords<kTiles>& ws_next, const MxLane<kTiles, kG>& L, std::int64_t y0,
@@ -335,14 +336,14 @@ FB_HD void mx_stage_compute(MxStage<kTiles, kG, kU, kOdd>& st, const MxScaleWord
 #pragma unroll
     for (int g = 0; g < kG; ++g) {
       // 2^(sa-129) of the lane's two C columns (padding: scale 127, its sums are 0 and never stored).
-      const float xa_0 = kCodecScales ? mx_quarter_scale(static_cast<std::uint8_t>(xs[g][0])) : mx_scale_float(xs[g][0]) * 0.25f;
+      const float xa_0 = mx_scale_float(xs[g][0]) * 0.25f;
 #pragma unroll
       for (int t = 0; t < kTiles; ++t) {
         acc[g][t][0] = mx_block_promote_biased(acc[g][t][0], d[g][t][0], xa_0, xw[t][0]);
         acc[g][t][2] = mx_block_promote_biased(acc[g][t][2], d[g][t][2], xa_0, xw[t][1]);
       }
       if constexpr (kOdd) {
-        const float xa_1 = kCodecScales ? mx_quarter_scale(static_cast<std::uint8_t>(xs[g][1])) : mx_scale_float(xs[g][1]) * 0.25f;
+        const float xa_1 = mx_scale_float(xs[g][1]) * 0.25f;
 #pragma unroll
         for (int t = 0; t < kTiles; ++t) {
           acc[g][t][1] = mx_block_promote_biased(acc[g][t][1], d[g][t][1], xa_1, xw[t][0]);
@@ -396,10 +397,12 @@ FB_HD void mx_k_loop(const MxLane<kTiles, kG>& L, const std::uint8_t* pf, std::i
 // weight scale rows allow one load for a stage's bytes (nb % 4 == 0 and a 4-byte aligned base, as
 // on every m31 shape); otherwise stages of one block (the same loop). kLead: see mx_k_loop;
 // kCodecScales: see mx_stage_compute.
+// hi_rows: how far a tile's second 8 rows (the MMA's rows 8..15) lie from its first: 8 (16
+// consecutive weight rows), or I in stage 1's narrow mapping (gate rows n.. and up rows I + n..).
 template <int kTiles, int kStage, int kStageOdd, bool kLead, bool kCodecScales>
 FB_HD int mx_warp_gemm(const MxChunk& ch, int chunk, int block, const std::uint8_t* w, const std::uint8_t* w_scales,
                        const std::int64_t (&w_rows)[kTiles], std::int64_t nb, int lane,
-                       float (&acc)[kGroups][kTiles][4]) {
+                       float (&acc)[kGroups][kTiles][4], std::int64_t hi_rows = 8) {
   static_assert(kTiles == 1 || kTiles == 2, "the prefetch spreads 2 kTiles rows over the 4 quads");
   const int group = lane >> 2, quad = lane & 3;
   int groups = 0;
@@ -414,19 +417,20 @@ FB_HD int mx_warp_gemm(const MxChunk& ch, int chunk, int block, const std::uint8
   // Row 1 of the chunk live: some odd C column holds a token (rows are a prefix of the block).
   const bool odd = groups > 1 || (chunk + 1 < block && ch.offset(chunk + 1) != kPadRow);
   const bool packed = nb % 4 == 0 && (reinterpret_cast<std::uintptr_t>(w_scales) & 3u) == 0;
-  // This lane's prefetch row: tile quad / 2, row group + 8 (quad % 2). Static indices only (an
-  // index by quad would put w_rows in local memory).
+  // This lane's prefetch row: tile quad / 2, row group + hi_rows (quad % 2). Static indices only
+  // (an index by quad would put w_rows in local memory).
   const std::int64_t tile_step = w_rows[kTiles - 1] - w_rows[0];
-  const std::uint8_t* pf = kTiles == 1 && quad >= 2 ? nullptr
-                                                    : w + (w_rows[0] + ((quad & 2) ? tile_step : 0) + group + 8 * (quad & 1)) * ch.row_bytes;
+  const std::uint8_t* pf =
+      kTiles == 1 && quad >= 2 ? nullptr
+                               : w + (w_rows[0] + ((quad & 2) ? tile_step : 0) + group + hi_rows * (quad & 1)) * ch.row_bytes;
 
   const auto run = [&](auto groups_tag, auto stage_tag, auto odd_tag) {
     constexpr int kG = decltype(groups_tag)::value, kU = decltype(stage_tag)::value;
     constexpr bool kOdd = decltype(odd_tag)::value;
     MxLane<kTiles, kG> L;
     L.quad = quad;
-    L.w_hi = 8 * ch.row_bytes;
-    L.ws_hi = 8 * nb;
+    L.w_hi = hi_rows * ch.row_bytes;
+    L.ws_hi = hi_rows * nb;
 #pragma unroll
     for (int t = 0; t < kTiles; ++t) {
       L.w[t] = w + (w_rows[t] + group) * ch.row_bytes + 4 * quad;
@@ -502,30 +506,53 @@ struct Stage2Args {
   std::int64_t max_entries;  // the sorted arrays' length (T*k + E*B - k)
 };
 
+// Stage 1's two mappings of a warp (the same bits: a block sum is exact whichever rows share an
+// MMA, and each output's promotions stay in K order). Wide: 16 output columns, a gate tile (W13
+// rows n0 .. n0 + 15) and the matching up tile. Narrow: 8 columns in one tile whose rows 0-7 are
+// gate rows n0 .. n0 + 7 and rows 8-15 the up rows I + n0 .., so c0 / c1 (gate) and c2 / c3 (up)
+// of a lane are one output's pair. Narrow gives twice the warps for the same weights, at about 20 %
+// more instructions (each warp converts its own activation words): at T = 3 the wide grid left
+// about 4 warps per SM, each waiting on its own dependent chain (Nsight, run 45: 0.38 issues per
+// scheduler cycle), so the launcher takes narrow where the wide grid would hold fewer than
+// kStage1NarrowBelow warps per SM (moe_stage1_narrow).
+inline constexpr int kStage1Cols = 16, kStage1NarrowCols = 8;
+inline constexpr int kStage1NarrowBelow = 8;
+FB_HD bool moe_stage1_narrow(std::int64_t tokens, std::int64_t topk, std::int64_t experts, std::int64_t inter,
+                             int multiprocessors) {
+  const std::int64_t sort_blocks = tokens * topk < experts ? tokens * topk : experts;  // at most, with tokens
+  return inter % (4 * kStage1NarrowCols) == 0 &&
+         sort_blocks * (inter / kStage1Cols) < static_cast<std::int64_t>(kStage1NarrowBelow) * multiprocessors;
+}
+
 // One warp of the stage-1 exact kernel: sort block starting at sorted position `first` (its
-// entries at `entries`, expert e), output columns n0 .. n0+15 of gate (W13 rows n0..) and up (rows
-// I+n0..), lane `lane`. Chunks of kChunkRows rows up to the block's padding.
-template <bool kOai>
+// entries at `entries`, expert e), output columns n0 .. n0 + 15 (kNarrow: n0 .. n0 + 7) of gate (W13
+// rows n0..) and up (rows I+n0..), lane `lane`. Chunks of kChunkRows rows up to the block's padding.
+template <bool kOai, bool kNarrow = false>
 FB_HD void moe_stage1_exact_warp(const Stage1Args& a, const std::int32_t* entries, std::int64_t first, std::int64_t e,
                                  std::int64_t n0, int lane) {
+  constexpr int kTiles = kNarrow ? 1 : 2;
   const int group = lane >> 2, quad = lane & 3;
   const std::int64_t I = a.inter, nb = a.hidden / 32;
   const MxChunk ch{a.xq, a.x_scales, entries, first, a.tokens, a.topk, false, a.hidden / 2, (nb + 7) / 8 * 8};
-  const std::int64_t w_rows[2] = {e * 2 * I + n0, e * 2 * I + I + n0};  // gate, up
+  std::int64_t w_rows[kTiles];
+  w_rows[0] = e * 2 * I + n0;                   // gate (narrow: gate rows, then up rows I further)
+  if constexpr (!kNarrow) w_rows[kTiles - 1] = e * 2 * I + I + n0;  // up
   for (int chunk = 0; chunk < a.block; chunk += kChunkRows) {
-    float acc[kGroups][2][4];
-    const int groups = mx_warp_gemm<2, kStage1Blocks, kStage1BlocksOdd, false, false>(ch, chunk, static_cast<int>(a.block), a.w13, a.w13_scales, w_rows, nb, lane, acc);
+    float acc[kGroups][kTiles][4];
+    const int groups = mx_warp_gemm<kTiles, kStage1Blocks, kStage1BlocksOdd, false, false>(
+        ch, chunk, static_cast<int>(a.block), a.w13, a.w13_scales, w_rows, nb, lane, acc, kNarrow ? I : 8);
     if (groups == 0) break;
 #pragma unroll
     for (int g = 0; g < kGroups; ++g) {
       if (g >= groups) break;
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < (kNarrow ? 2 : 4); ++i) {
         const std::int32_t entry = entries[chunk + 8 * g + 2 * quad + (i & 1)];
         if (moe_entry_token(entry) >= a.tokens) continue;  // padding
         const std::int64_t row = moe_entry_token(entry) * a.topk + moe_entry_slot(entry);
         const std::int64_t n = n0 + group + (i >= 2 ? 8 : 0);
-        a.a1[row * I + n] = bf16_from_float(moe_swiglu(kOai, acc[g][0][i], acc[g][1][i]));
+        const float gate = acc[g][0][i], up = kNarrow ? acc[g][0][i + 2] : acc[g][kTiles - 1][i];
+        a.a1[row * I + n] = bf16_from_float(moe_swiglu(kOai, gate, up));
       }
     }
     if (groups < kGroups) break;  // the rest of the block is padding
@@ -576,7 +603,9 @@ FB_HD std::uint16_t moe_reduce_element(const float* y, const std::uint16_t* shar
 // The exact engine's grid run on the CPU (scalar block sums in place of the MMA), for the tests:
 // the same indexing as the kernels, lane by lane. Stage 2 includes the reduction (and the chain's
 // shared add); `y` must hold T*k*K floats.
-void moe_stage1_exact_simulate(const MoeGemmParams& p, const MoeStage1Buffers& b);
+// narrow: stage 1's narrow mapping (moe_stage1_exact_warp), which the launcher picks by
+// moe_stage1_narrow; the tests run both.
+void moe_stage1_exact_simulate(const MoeGemmParams& p, const MoeStage1Buffers& b, bool narrow = false);
 void moe_stage2_exact_simulate(const MoeGemmParams& p, const MoeStage2Buffers& b);
 
 }  // namespace fb

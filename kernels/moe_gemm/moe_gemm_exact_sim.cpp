@@ -37,17 +37,22 @@ void for_each_warp(const MoeGemmParams& p, const std::int32_t* sorted_token_ids,
 
 }  // namespace
 
-void moe_stage1_exact_simulate(const MoeGemmParams& p, const MoeStage1Buffers& b) {
+void moe_stage1_exact_simulate(const MoeGemmParams& p, const MoeStage1Buffers& b, bool narrow) {
   const Stage1Args a{b.sorted_token_ids, b.sorted_expert_ids, b.num_valid_ids, b.xq, b.x_scales, b.w13,
                      b.w13_scales,       b.a1,              p.tokens,        p.topk, p.block, p.hidden, p.inter,
                      p.max_entries()};
-  for_each_warp(p, b.sorted_token_ids, nullptr, b.num_valid_ids, p.inter, 16,
+  for_each_warp(p, b.sorted_token_ids, nullptr, b.num_valid_ids, p.inter, narrow ? kStage1NarrowCols : kStage1Cols,
                 [&](std::int64_t by, std::int64_t first, const std::int32_t* entries, const float*, std::int64_t n0,
                     int lane) {
-                  if (p.oai)
-                    moe_stage1_exact_warp<true>(a, entries, first, b.sorted_expert_ids[by], n0, lane);
+                  const std::int64_t e = b.sorted_expert_ids[by];
+                  if (narrow && p.oai)
+                    moe_stage1_exact_warp<true, true>(a, entries, first, e, n0, lane);
+                  else if (narrow)
+                    moe_stage1_exact_warp<false, true>(a, entries, first, e, n0, lane);
+                  else if (p.oai)
+                    moe_stage1_exact_warp<true>(a, entries, first, e, n0, lane);
                   else
-                    moe_stage1_exact_warp<false>(a, entries, first, b.sorted_expert_ids[by], n0, lane);
+                    moe_stage1_exact_warp<false>(a, entries, first, e, n0, lane);
                 });
 }
 

@@ -12,6 +12,7 @@
 // No split-K, no atomics: deterministic. The K loop is software-pipelined in registers (stages of
 // 4 blocks at decode, moe_gemm_exact.hpp); no shared-memory staging yet (README: "Speed").
 #include "kernels/common/gpu_check.hpp"
+#include "kernels/common/multiprocessors.hpp"
 #include "kernels/moe_gemm/moe_gemm.hpp"
 #include "kernels/moe_gemm/moe_gemm_exact.hpp"
 #include "kernels/moe_sort_mxfp4/moe_sort_mxfp4_math.hpp"
@@ -25,7 +26,7 @@ constexpr int kMaxBlock = 128;       // B
 
 // At most 4 warps; 4 CTAs per SM (128 registers: ptxas fills them with the pipelined K loop, no
 // spills) so 16 warps stream weights at decode.
-template <bool kOai>
+template <bool kOai, bool kNarrow>
 __global__ __launch_bounds__(128, 4) void moe_stage1_exact_kernel(Stage1Args a) {
   const std::int64_t valid = moe_valid_entries(a.num_valid_ids[0], a.max_entries);
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.y) * a.block;
@@ -36,8 +37,10 @@ __global__ __launch_bounds__(128, 4) void moe_stage1_exact_kernel(Stage1Args a) 
   __syncthreads();
 
   const int warps = static_cast<int>(blockDim.x / 32), warp = static_cast<int>(threadIdx.x / 32);
-  moe_stage1_exact_warp<kOai>(a, entries, first, a.sorted_expert_ids[blockIdx.y],
-                              (static_cast<std::int64_t>(blockIdx.x) * warps + warp) * 16, static_cast<int>(threadIdx.x & 31));
+  constexpr int kCols = kNarrow ? kStage1NarrowCols : kStage1Cols;
+  moe_stage1_exact_warp<kOai, kNarrow>(a, entries, first, a.sorted_expert_ids[blockIdx.y],
+                                       (static_cast<std::int64_t>(blockIdx.x) * warps + warp) * kCols,
+                                       static_cast<int>(threadIdx.x & 31));
 }
 
 template <bool kOai>
@@ -78,13 +81,21 @@ void moe_stage1_launch(const MoeGemmParams& p, const MoeStage1Buffers& b, void* 
   const auto blocks = static_cast<unsigned>(p.max_blocks());
   // The exact engine's 32-bit activation offsets cover every m31 shape; past them, plain (same bits).
   if (p.engine == MoeGemmEngine::exact && moe_exact_fits(p.tokens, p.hidden / 2)) {
-    const int warps = moe_exact_warps(p.inter, 16);  // 16 output columns (gate and up tiles) each
-    const dim3 grid(static_cast<unsigned>(p.inter / (16 * warps)), blocks);
+    // Wide warps own 16 output columns (gate and up tiles), narrow ones 8 (one mixed tile):
+    // moe_stage1_narrow, where the wide grid would leave the SMs few warps.
+    const bool narrow = moe_stage1_narrow(p.tokens, p.topk, p.experts, p.inter, device_multiprocessors());
+    const int cols = narrow ? kStage1NarrowCols : kStage1Cols;
+    const int warps = moe_exact_warps(p.inter, cols);
+    const dim3 grid(static_cast<unsigned>(p.inter / (cols * warps)), blocks);
     const auto threads = static_cast<unsigned>(32 * warps);
-    if (p.oai)
-      moe_stage1_exact_kernel<true><<<grid, threads, 0, s>>>(a);
+    if (narrow && p.oai)
+      moe_stage1_exact_kernel<true, true><<<grid, threads, 0, s>>>(a);
+    else if (narrow)
+      moe_stage1_exact_kernel<false, true><<<grid, threads, 0, s>>>(a);
+    else if (p.oai)
+      moe_stage1_exact_kernel<true, false><<<grid, threads, 0, s>>>(a);
     else
-      moe_stage1_exact_kernel<false><<<grid, threads, 0, s>>>(a);
+      moe_stage1_exact_kernel<false, false><<<grid, threads, 0, s>>>(a);
     gpu_check_launch("moe_stage1_exact_kernel");
     return;
   }

@@ -333,10 +333,18 @@ TEST(MoeGemmEmulation, ExactKernelIndexingMatchesTheEmulation) {
           p.tokens = s.T, p.topk = s.k, p.experts = s.E, p.block = B, p.hidden = s.K, p.inter = s.I;
           p.oai = s.activation == "swiglu_oai";
           if (std::string(name) == "moe_gemm/stage1") {
-            moe_stage1_exact_simulate(p, {static_cast<const std::int32_t*>(in[0]), static_cast<const std::int32_t*>(in[1]),
-                                          static_cast<const std::int32_t*>(in[2]), static_cast<const std::uint8_t*>(in[3]),
-                                          static_cast<const std::uint8_t*>(in[4]), static_cast<const std::uint8_t*>(in[5]),
-                                          static_cast<const std::uint8_t*>(in[6]), got[0].data<std::uint16_t>()});
+            // Both warp mappings (wide: 16 columns in a gate and an up tile; narrow: 8 in a mixed tile).
+            for (bool narrow : {true, false}) {
+              std::fill(got[0].bytes.begin(), got[0].bytes.end(), std::uint8_t{0x5A});  // poisoned
+              moe_stage1_exact_simulate(p, {static_cast<const std::int32_t*>(in[0]), static_cast<const std::int32_t*>(in[1]),
+                                            static_cast<const std::int32_t*>(in[2]), static_cast<const std::uint8_t*>(in[3]),
+                                            static_cast<const std::uint8_t*>(in[4]), static_cast<const std::uint8_t*>(in[5]),
+                                            static_cast<const std::uint8_t*>(in[6]), got[0].data<std::uint16_t>()},
+                                        narrow);
+              if (narrow) {
+                EXPECT_EQ(got[0].bytes, want[0].bytes) << name << " narrow " << routing << " T=" << T << " B=" << B;
+              }
+            }
           } else {
             if (std::string(name) == "moe_gemm/shared_fold") p.shared = v == 0 ? MoeSharedMode::fold : MoeSharedMode::chain;
             std::vector<float> y(static_cast<std::size_t>(s.T * s.k * s.K), std::numeric_limits<float>::quiet_NaN());
@@ -357,6 +365,18 @@ TEST(MoeGemmEmulation, ExactKernelIndexingMatchesTheEmulation) {
           EXPECT_EQ(got[0].bytes, want[0].bytes) << name << " " << routing << " T=" << T << " B=" << B << " variant " << v;
         }
       }
+}
+
+// Stage 1 takes the narrow warps where the wide grid would leave the SMs few warps: at the m31
+// decode points on 132 SMs, T = 3 (12 sort blocks x 48 wide warps = 576 < 8 x 132), not T = 24
+// (96 x 48); never where I is not a multiple of 32 (the narrow CTA's 4 warps of 8 columns).
+TEST(MoeGemmEmulation, Stage1TakesTheNarrowWarpsOnlyWhereTheWideGridIsThin) {
+  EXPECT_TRUE(moe_stage1_narrow(3, 4, 128, 768, 132));
+  EXPECT_TRUE(moe_stage1_narrow(1, 4, 128, 768, 132));
+  EXPECT_FALSE(moe_stage1_narrow(24, 4, 128, 768, 132));
+  EXPECT_FALSE(moe_stage1_narrow(192, 4, 128, 768, 132));
+  EXPECT_FALSE(moe_stage1_narrow(3, 4, 128, 784, 132));  // 784 % 32 != 0
+  EXPECT_TRUE(moe_stage1_narrow(24, 4, 128, 768, 1000));  // a wider GPU
 }
 
 // The exact kernels clamp num_valid_ids[0] to the shape: a poisoned count (0xFF bytes: -1) runs
