@@ -8,8 +8,9 @@
 // archs, hipcc) compile the same kernels with empty bodies, and the launchers refuse to run them
 // (fp8_gemm_wgmma_unavailable), so nothing silently runs an empty kernel.
 //
-// Shared-memory layout: fp8_gemm_wgmma_layout.hpp. Descriptor: leading byte offset (next core
-// along K) 128, stride byte offset (next 8-row group) 1024; the k32 step s starts 256 s bytes in.
+// Shared-memory layout: fp8_gemm_wgmma_layout.hpp (128-byte swizzle). Descriptor: swizzle mode 1
+// (128 bytes), stride byte offset (next 8-row group) 1024, leading byte offset unused (the k32
+// step's 32 bytes lie inside one swizzled row); the k32 step s starts 32 s bytes in.
 // Accumulator fragment of m64nNk32 (f32): thread (warp w, lane l) holds d[j], j < N/2, for row
 // 16 w + l/4 + 8 ((j/2) % 2) and column 8 (j/4) + 2 (l%4) + j%2.
 #pragma once
@@ -48,7 +49,8 @@ __device__ inline int wgmma_acc_col(int j) {
 inline constexpr int kWgmmaCtaThreads = (kWgmmaConsumerGroups + 1) * kWgmmaThreads;
 inline constexpr int kWgmmaStages = 4;
 inline constexpr int kWgmmaStageBytes = (kWgmmaCtaM + kWgmmaTileN) * kWgmmaTileK;
-inline constexpr int kWgmmaPipelineBytes = kWgmmaStages * kWgmmaStageBytes + 2 * kWgmmaStages * 8;
+// Plus 1024 bytes of slack: the kernel aligns its stages to 1024 bytes (the swizzle's period).
+inline constexpr int kWgmmaPipelineBytes = kWgmmaStages * kWgmmaStageBytes + 2 * kWgmmaStages * 8 + 1024;
 
 // 16 bytes global -> shared without passing through registers (cp.async, sm_80+), zeros where
 // !valid (a source size of 0 reads nothing). Complete for this thread after cp_async_wait.
@@ -76,7 +78,7 @@ __device__ inline void cp_async_wait() {
 // Stages rows [row0, row0 + R) x K [k0, k0 + 128) of a row-major fp8 matrix with `rows` rows and
 // row length `depth` into `tile` (layout above) by cp.async, 16 bytes a copy, thread t of a group of
 // kWgmmaThreads taking copies t, t + 128, ...; rows past the end are zeros. Copy i is
-// wgmma_stage_copy(i), at tile byte 16 i.
+// wgmma_stage_copy(i).
 template <int R>
 __device__ inline void wgmma_stage_tile_async(std::uint8_t* tile, const std::uint8_t* src, std::int64_t rows,
                                               std::int64_t depth, std::int64_t row0, std::int64_t k0, int t) {
@@ -85,7 +87,7 @@ __device__ inline void wgmma_stage_tile_async(std::uint8_t* tile, const std::uin
   for (int i = t; i < kVectors; i += kWgmmaThreads) {
     const WgmmaCopy c = wgmma_stage_copy(i);
     const bool valid = row0 + c.row < rows;
-    cp_async16(tile + 16 * i, valid ? src + (row0 + c.row) * depth + k0 + c.piece * 16 : src, valid);
+    cp_async16(tile + c.offset, valid ? src + (row0 + c.row) * depth + k0 + c.piece * 16 : src, valid);
   }
 }
 
@@ -93,9 +95,10 @@ __device__ inline void wgmma_stage_tile_async(std::uint8_t* tile, const std::uin
 __device__ inline std::uint64_t wgmma_descriptor(const std::uint8_t* smem) {
   const auto address = static_cast<std::uint64_t>(__cvta_generic_to_shared(smem));
   std::uint64_t desc = (address & 0x3FFFFu) >> 4;
-  desc |= static_cast<std::uint64_t>(128 >> 4) << 16;   // leading byte offset: next core along K
+  desc |= static_cast<std::uint64_t>(1) << 16;          // leading byte offset: unused with this swizzle
   desc |= static_cast<std::uint64_t>(1024 >> 4) << 32;  // stride byte offset: next 8-row group
-  return desc;  // base offset 0, no swizzle
+  desc |= static_cast<std::uint64_t>(1) << 62;          // swizzle mode 1: 128 bytes
+  return desc;  // base offset 0: every tile starts on a 1024-byte boundary
 }
 
 // d = A(64 x 32) B(128 x 32)^T (+ d when accumulate != 0), fp8 e4m3 operands, fp32 accumulators.
@@ -166,7 +169,7 @@ __device__ inline void wgmma_block_partial(float* block, const std::uint8_t* til
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
   for (int s = 0; s < kWgmmaTileK / 32; ++s)
-    wgmma_m64n128k32_e4m3(block, wgmma_descriptor(tile_a + 256 * s), wgmma_descriptor(tile_b + 256 * s), s > 0);
+    wgmma_m64n128k32_e4m3(block, wgmma_descriptor(tile_a + 32 * s), wgmma_descriptor(tile_b + 32 * s), s > 0);
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
   asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
   wgmma_fence_registers(block);  // the partials are read only after the wait
@@ -194,13 +197,15 @@ __device__ inline int wgmma_consumer_group() { return static_cast<int>(threadIdx
 //   MMAs and promotions.
 // So the arithmetic (and the emulation) is that of a one-stage loop; only when the bytes arrive
 // changes. Returns in every thread; only consumers' `block` and promotions mean anything.
-// Shared memory: kWgmmaPipelineBytes of `smem` (dynamic, 128-byte aligned).
+// Shared memory: kWgmmaPipelineBytes of `smem` (dynamic; the stages start at its first 1024-byte
+// boundary).
 template <class Promote>
 __device__ inline void wgmma_pipeline(std::uint8_t* smem, const std::uint8_t* a, std::int64_t rows,
                                       const std::uint8_t* bm, std::int64_t cols, std::int64_t depth, std::int64_t m0,
                                       std::int64_t n0, std::int64_t kb_begin, std::int64_t kb_end, float* block,
                                       Promote&& promote) {
 #if FB_WGMMA_AVAILABLE
+  smem += (1024 - smem_address(smem) % 1024) % 1024;
   auto* full = reinterpret_cast<std::uint64_t*>(smem + kWgmmaStages * kWgmmaStageBytes);
   std::uint64_t* empty = full + kWgmmaStages;
   if (threadIdx.x == 0) {

@@ -2,10 +2,12 @@
 // device code (FB_HD), so a CPU test checks that the copies cover every byte of a tile once and
 // write it where the layout says (tests/kernels/fp8_gemm_test.cpp).
 //
-// Layout (no swizzle, K-major, the PTX "canonical" layout): a core matrix is 8 rows of 16 bytes
-// (16 fp8 values along K), stored as 128 contiguous bytes. A tile of R rows x 128 K is
-// [R / 8 row groups][8 K cores][8 rows][16 bytes]: byte (r, k) at (r/8)*1024 + (k/16)*128 +
-// (r%8)*16 + k%16.
+// Layout (K-major, 128-byte swizzle, the layout a wgmma descriptor of swizzle mode 1 reads): a
+// tile of R rows x 128 K stores row r's 128 bytes at r * 128, its 16-byte chunk c at chunk slot
+// c ^ (r % 8); 8 rows make a 1024-byte group (the descriptor's stride). The tile must start on a
+// 1024-byte boundary (the hardware takes the XOR from address bits). Until run 47 the tiles were
+// unswizzled (8-row x 16-byte core matrices stored as 128 contiguous bytes): the matrix unit's
+// reads of 8 core matrices 1024 bytes apart then fell into the same banks.
 #pragma once
 
 #include "reference/codecs/host_device.hpp"
@@ -22,17 +24,17 @@ inline constexpr int kWgmmaTileK = 128;
 inline constexpr int kWgmmaConsumerGroups = 2;
 inline constexpr int kWgmmaCtaM = kWgmmaConsumerGroups * kWgmmaTileM;
 
-FB_HD constexpr int wgmma_tile_offset(int row, int k) {
-  return (row / 8) * 1024 + (k / 16) * 128 + (row % 8) * 16 + (k % 16);
-}
+FB_HD constexpr int wgmma_tile_offset(int row, int k) { return row * 128 + (((k / 16) ^ (row % 8)) * 16) + k % 16; }
 
 // The 16-byte copy i of a tile's staging: row `row`, K piece `piece` (bytes 16 piece .. + 15 of the
-// row's 128), written at tile byte 16 i. Consecutive copies fill one core matrix, so the 8 threads
-// of a shared-memory phase write 128 contiguous bytes (every bank once). Until run 41 copy i took
-// row i / 8 and piece i % 8: the 8 threads of a phase wrote 128 bytes apart into the same 4 banks.
+// row's 128), written at tile byte `offset`. 8 consecutive copies are one row: 128 contiguous bytes
+// read from global memory and the 8 chunk slots of one 128-byte line of shared memory (every bank
+// once).
 struct WgmmaCopy {
-  int row, piece;
+  int row, piece, offset;
 };
-FB_HD constexpr WgmmaCopy wgmma_stage_copy(int i) { return WgmmaCopy{8 * (i / 64) + i % 8, (i / 8) % 8}; }
+FB_HD constexpr WgmmaCopy wgmma_stage_copy(int i) {
+  return WgmmaCopy{i / 8, i % 8, wgmma_tile_offset(i / 8, 16 * (i % 8))};
+}
 
 }  // namespace fb

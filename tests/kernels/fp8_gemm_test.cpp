@@ -281,18 +281,27 @@ TEST(Fp8GemmGpu, MmaWithinItsBoundsOfTheBlockedEmulationAndRepeatsBitwise) {
   EXPECT_FALSE(fp8_gemm_mma_unavailable({1, 128, 96, Fp8Flavour::e4m3fn}).empty());
 }
 
-// The wgmma tiles' staging: copy i lands at byte 16 i, which is where the layout puts its row and
-// K piece, and the copies of a tile cover each (row, piece) once, for both tile heights.
+// The wgmma tiles' staging: copy i lands where the layout puts its row and K piece, the copies of
+// a tile cover each 16-byte slot once and each (row, piece) once, 8 consecutive copies fill one
+// 128-byte line (conflict-free stores), for both tile heights; and the layout is the 128-byte
+// swizzle (chunk c of row r in slot c ^ (r % 8)).
 TEST(Fp8Gemm, WgmmaStagingCopiesFillTheTileLayoutOnceEach) {
+  EXPECT_EQ(wgmma_tile_offset(0, 0), 0);
+  EXPECT_EQ(wgmma_tile_offset(3, 16 * 5 + 7), 3 * 128 + (5 ^ 3) * 16 + 7);
+  EXPECT_EQ(wgmma_tile_offset(9, 16), 9 * 128 + (1 ^ 1) * 16);
   for (const int rows : {64, 128}) {
-    std::vector<int> hits(static_cast<std::size_t>(rows) * 8, 0);
+    std::vector<int> hits(static_cast<std::size_t>(rows) * 8, 0), slots(static_cast<std::size_t>(rows) * 8, 0);
     for (int i = 0; i < rows * 8; ++i) {
       const WgmmaCopy c = wgmma_stage_copy(i);
       ASSERT_LT(c.row, rows);
-      EXPECT_EQ(wgmma_tile_offset(c.row, 16 * c.piece), 16 * i) << i;
+      ASSERT_EQ(c.offset % 16, 0);
+      EXPECT_EQ(wgmma_tile_offset(c.row, 16 * c.piece), c.offset) << i;
+      EXPECT_EQ(c.offset / 128, i / 8) << "copy " << i << " leaves its 128-byte line";
       ++hits[static_cast<std::size_t>(c.row) * 8 + c.piece];
+      ++slots[static_cast<std::size_t>(c.offset / 16)];
     }
     for (const int h : hits) EXPECT_EQ(h, 1);
+    for (const int h : slots) EXPECT_EQ(h, 1);
   }
 }
 
