@@ -47,7 +47,12 @@ __device__ inline int wgmma_acc_col(int j) {
 // of the CTA tile each) and one producer warpgroup; kWgmmaStages stages of an A (kWgmmaCtaM x 128)
 // and a B (128 x 128) tile, then a full and an empty mbarrier per stage.
 inline constexpr int kWgmmaCtaThreads = (kWgmmaConsumerGroups + 1) * kWgmmaThreads;
-inline constexpr int kWgmmaStages = 4;
+// FB_WGMMA_STAGES overrides the stage count at build time (an experiment knob: 6 stages still fit
+// the 227 KB a CTA may use).
+#ifndef FB_WGMMA_STAGES
+#define FB_WGMMA_STAGES 4
+#endif
+inline constexpr int kWgmmaStages = FB_WGMMA_STAGES;
 inline constexpr int kWgmmaStageBytes = (kWgmmaCtaM + kWgmmaTileN) * kWgmmaTileK;
 // Plus 1024 bytes of slack: the kernel aligns its stages to 1024 bytes (the swizzle's period).
 inline constexpr int kWgmmaPipelineBytes = kWgmmaStages * kWgmmaStageBytes + 2 * kWgmmaStages * 8 + 1024;
