@@ -63,8 +63,9 @@ std::string fp8_gemm_mfma_unavailable(const Fp8GemmParams& p);
 // per 16 rows, the wgmma kernel's once per 64.
 inline constexpr std::int64_t kFp8GemmMmaMaxRows = 256;
 // Whether the general GEMM runs the mma kernel (else wgmma) for M = rows, N = cols: always up to 64
-// rows, and up to kFp8GemmMmaMaxRows while wgmma's 64 x 128 tiles would fill fewer than half the
-// multiprocessors (set from run 41 on the H200: kernels/fp8_gemm/README.md).
+// rows, and up to kFp8GemmMmaMaxRows while wgmma's 64 x 128 warpgroup tiles would fill fewer than
+// half the multiprocessors (set from run 41 on the H200, when a CTA was one such tile; run 47's
+// 128-row CTAs still agree with it at the layer's shapes: kernels/fp8_gemm/README.md).
 inline bool fp8_gemm_general_takes_mma(std::int64_t rows, std::int64_t cols, int multiprocessors) {
   if (rows > kFp8GemmMmaMaxRows) return false;
   if (rows <= 64) return true;
