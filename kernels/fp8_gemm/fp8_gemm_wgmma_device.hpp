@@ -58,7 +58,8 @@ inline constexpr int kWgmmaStageBytes = (kWgmmaCtaM + kWgmmaTileN) * kWgmmaTileK
 inline constexpr int kWgmmaPipelineBytes = kWgmmaStages * kWgmmaStageBytes + 2 * kWgmmaStages * 8 + 1024;
 
 // 16 bytes global -> shared without passing through registers (cp.async, sm_80+), zeros where
-// !valid (a source size of 0 reads nothing). Complete for this thread after cp_async_wait.
+// !valid (a source size of 0 reads nothing). Complete for this thread after cp_async_wait_all, or
+// when the arrival of mbar_arrive_after_copies lands.
 __device__ inline void cp_async16(std::uint8_t* dst, const std::uint8_t* src, bool valid) {
 #if FB_WGMMA_AVAILABLE
   const auto to = static_cast<unsigned>(__cvta_generic_to_shared(dst));
@@ -67,16 +68,11 @@ __device__ inline void cp_async16(std::uint8_t* dst, const std::uint8_t* src, bo
   (void)dst, (void)src, (void)valid;
 #endif
 }
-__device__ inline void cp_async_commit() {
+// Waits until every cp.async this thread issued has completed (wait_all: also the copies of no
+// committed group, which wait_group alone does not cover).
+__device__ inline void cp_async_wait_all() {
 #if FB_WGMMA_AVAILABLE
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-// Waits until at most kPending of this thread's committed groups are still in flight.
-template <int kPending>
-__device__ inline void cp_async_wait() {
-#if FB_WGMMA_AVAILABLE
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
 #endif
 }
 
@@ -234,7 +230,7 @@ __device__ inline void wgmma_pipeline(std::uint8_t* smem, const std::uint8_t* a,
       wgmma_stage_tile_async<kWgmmaTileN>(stage + kA, bm, cols, depth, n0, k0, t);
       mbar_arrive_after_copies(&full[s]);
     }
-    cp_async_wait<0>();
+    cp_async_wait_all();  // no copy outlives its thread
     return;
   }
   const int g = wgmma_consumer_group();
