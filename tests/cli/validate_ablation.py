@@ -45,8 +45,11 @@ def main() -> int:
             if "share" in p["all_off"]:
                 want[("all off", p["id"])] = 100 * p["all_off"]["share"]
         assert len(bars) == len(want), f"{len(bars)} bars for {len(want)} shares"
+        # The chart writes 9 significant digits, so the tolerance is relative: a CPU run's noisy
+        # shares reach 1000 % and more, where 1e-6 absolute is below the printed precision.
         for b in bars:
-            assert abs(float(b.get("data-value")) - want[(b.get("data-fusion"), b.get("data-point"))]) < 1e-6
+            share = want[(b.get("data-fusion"), b.get("data-point"))]
+            assert abs(float(b.get("data-value")) - share) <= 1e-8 * max(1.0, abs(share)), (b.get("data-value"), share)
     print(f"ok: {len(points)} points, {checks} checks, {failed} failed")
     return 0
 
