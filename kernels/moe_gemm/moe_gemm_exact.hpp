@@ -512,7 +512,7 @@ struct Stage2Args {
 // gate rows n0 .. n0 + 7 and rows 8-15 the up rows I + n0 .., so c0 / c1 (gate) and c2 / c3 (up)
 // of a lane are one output's pair. Narrow gives twice the warps for the same weights, at about 20 %
 // more instructions (each warp converts its own activation words): at T = 3 the wide grid left
-// about 4 warps per SM, each waiting on its own dependent chain (Nsight, run 45: 0.38 issues per
+// about 4 warps per SM, each waiting on its own dependent chain (Nsight, run 44p: 0.38 issues per
 // scheduler cycle), so the launcher takes narrow where the wide grid would hold fewer than
 // kStage1NarrowBelow warps per SM (moe_stage1_narrow).
 inline constexpr int kStage1Cols = 16, kStage1NarrowCols = 8;
