@@ -1,11 +1,12 @@
 // The general per-token x per-channel fp8 GEMM on the matrix units (wgmma, sm_90a): a CTA computes
-// a 128 x 128 tile of C, two consumer warpgroups of 64 rows each fed by a producer warpgroup
+// a 128 x 128 tile of C, two consumer warpgroups of 64 rows each fed by a TMA producer
 // (wgmma_pipeline, 4 stages). For each 128-K block in order the matrix unit forms a warpgroup's
 // partial (4 k32 steps from zero), promoted into fp32 registers on the CUDA cores:
 // acc = acc + partial, blocks in increasing K. The epilogue is the canonical one. Only the
 // partials' internal accumulation differs from the blocked emulation (fp8_gemm_blocked_emu); see
 // fp8_gemm_bounds.hpp for the bound.
-// Until run 46 a CTA was one warpgroup of 64 x 128, double-buffered, with two barriers per block.
+// Until run 46 a CTA was one warpgroup of 64 x 128, double-buffered, with two barriers per block;
+// until run 50 the producer was a warpgroup of cp.async copies.
 // Deterministic: a fixed instruction sequence with no atomics, so the same bytes on every run of
 // one device.
 #include <string>
@@ -21,7 +22,8 @@
 namespace fb {
 namespace {
 
-__global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_gemm_wgmma_kernel(Fp8GemmParams p, Fp8GemmBuffers b) {
+__global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_gemm_wgmma_kernel(Fp8GemmParams p, Fp8GemmBuffers b,
+                                                                       const FB_GRID_CONSTANT WgmmaOperands maps) {
 #if FB_WGMMA_AVAILABLE
   extern __shared__ __align__(128) std::uint8_t smem[];
   const std::int64_t m0 = static_cast<std::int64_t>(blockIdx.y) * kWgmmaCtaM;
@@ -29,7 +31,7 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_gemm_wgmma_kernel(Fp8
   float acc[kWgmmaAccRegs], block[kWgmmaAccRegs];
 #pragma unroll
   for (int j = 0; j < kWgmmaAccRegs; ++j) acc[j] = 0.0f;
-  wgmma_pipeline(smem, b.a, p.rows, b.b, p.cols, p.depth, m0, n0, 0, p.depth / kWgmmaTileK, block,
+  wgmma_pipeline(smem, maps, p.rows, m0, n0, 0, p.depth / kWgmmaTileK, block,
                  [&](std::int64_t, const float* partial) {
 #pragma unroll
                    for (int j = 0; j < kWgmmaAccRegs; ++j) acc[j] = acc[j] + partial[j];
@@ -56,6 +58,7 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_gemm_wgmma_kernel(Fp8
 #else
   (void)p;
   (void)b;
+  (void)maps;
 #endif
 }
 
@@ -73,7 +76,8 @@ void fp8_gemm_wgmma_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void
   wgmma_pipeline_allow_smem<fp8_gemm_wgmma_kernel>();
   const dim3 grid(static_cast<unsigned>((p.cols + kWgmmaTileN - 1) / kWgmmaTileN),
                   static_cast<unsigned>((p.rows + kWgmmaCtaM - 1) / kWgmmaCtaM));
-  fp8_gemm_wgmma_kernel<<<grid, kWgmmaCtaThreads, kWgmmaPipelineBytes, static_cast<hipStream_t>(stream)>>>(p, b);
+  const WgmmaOperands maps = wgmma_operands(b.a, p.rows, kWgmmaCtaM, b.b, p.cols, kWgmmaTileN, p.depth);
+  fp8_gemm_wgmma_kernel<<<grid, kWgmmaCtaThreads, kWgmmaPipelineBytes, static_cast<hipStream_t>(stream)>>>(p, b, maps);
   gpu_check_launch("fp8_gemm_wgmma_kernel");
 }
 

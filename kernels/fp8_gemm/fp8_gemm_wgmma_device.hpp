@@ -1,5 +1,6 @@
 // The matrix-unit (wgmma, sm_90a) tile machinery of the fp8 GEMMs: a warp-specialised CTA whose
-// producer warpgroup streams fp8 tiles into shared memory by cp.async, and whose two consumer
+// producer streams fp8 tiles into shared memory by TMA (one thread, one instruction per tile),
+// and whose two consumer
 // warpgroups (128 threads each) form 64 x 128 fp32 block partials on the matrix unit and promote
 // them on the CUDA cores (wgmma_pipeline).
 //
@@ -20,6 +21,7 @@
 #include "kernels/common/gpu_check.hpp"
 #include "kernels/common/hip_compat.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_layout.hpp"
+#include "kernels/fp8_gemm/fp8_gemm_wgmma_tma.hpp"
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define FB_WGMMA_AVAILABLE 1
@@ -56,41 +58,6 @@ inline constexpr int kWgmmaStages = FB_WGMMA_STAGES;
 inline constexpr int kWgmmaStageBytes = (kWgmmaCtaM + kWgmmaTileN) * kWgmmaTileK;
 // Plus 1024 bytes of slack: the kernel aligns its stages to 1024 bytes (the swizzle's period).
 inline constexpr int kWgmmaPipelineBytes = kWgmmaStages * kWgmmaStageBytes + 2 * kWgmmaStages * 8 + 1024;
-
-// 16 bytes global -> shared without passing through registers (cp.async, sm_80+), zeros where
-// !valid (a source size of 0 reads nothing). Complete for this thread after cp_async_wait_all, or
-// when the arrival of mbar_arrive_after_copies lands.
-__device__ inline void cp_async16(std::uint8_t* dst, const std::uint8_t* src, bool valid) {
-#if FB_WGMMA_AVAILABLE
-  const auto to = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to), "l"(src), "r"(valid ? 16 : 0) : "memory");
-#else
-  (void)dst, (void)src, (void)valid;
-#endif
-}
-// Waits until every cp.async this thread issued has completed (wait_all: also the copies of no
-// committed group, which wait_group alone does not cover).
-__device__ inline void cp_async_wait_all() {
-#if FB_WGMMA_AVAILABLE
-  asm volatile("cp.async.wait_all;\n" ::: "memory");
-#endif
-}
-
-// Stages rows [row0, row0 + R) x K [k0, k0 + 128) of a row-major fp8 matrix with `rows` rows and
-// row length `depth` into `tile` (layout above) by cp.async, 16 bytes a copy, thread t of a group of
-// kWgmmaThreads taking copies t, t + 128, ...; rows past the end are zeros. Copy i is
-// wgmma_stage_copy(i).
-template <int R>
-__device__ inline void wgmma_stage_tile_async(std::uint8_t* tile, const std::uint8_t* src, std::int64_t rows,
-                                              std::int64_t depth, std::int64_t row0, std::int64_t k0, int t) {
-  constexpr int kVectors = R * kWgmmaTileK / 16;
-#pragma unroll
-  for (int i = t; i < kVectors; i += kWgmmaThreads) {
-    const WgmmaCopy c = wgmma_stage_copy(i);
-    const bool valid = row0 + c.row < rows;
-    cp_async16(tile + c.offset, valid ? src + (row0 + c.row) * depth + k0 + c.piece * 16 : src, valid);
-  }
-}
 
 #if FB_WGMMA_AVAILABLE
 __device__ inline std::uint64_t wgmma_descriptor(const std::uint8_t* smem) {
@@ -145,10 +112,22 @@ __device__ inline void mbar_arrive(std::uint64_t* bar) {
   asm volatile("{\n.reg .b64 state;\nmbarrier.arrive.shared::cta.b64 state, [%0];\n}\n" ::"r"(smem_address(bar))
                : "memory");
 }
-// One arrival on `bar` once every cp.async this thread issued so far has completed (noinc: the
-// arrival is one of the count the barrier was initialised with).
-__device__ inline void mbar_arrive_after_copies(std::uint64_t* bar) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_address(bar)) : "memory");
+// One arrival on `bar` that also expects `bytes` more of transactions (the TMA copies that follow
+// complete them): the phase ends when the arrivals and the bytes are all in.
+__device__ inline void mbar_arrive_expect_bytes(std::uint64_t* bar, std::uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_address(bar)), "r"(bytes)
+               : "memory");
+}
+// The TMA copies the box at (k0, row0) of `map` into `dst` (1024-byte aligned, the map's 128-byte
+// swizzle), completing its bytes on `bar`. Rows past the matrix arrive as zeros.
+__device__ inline void tma_load_box(std::uint8_t* dst, const WgmmaTensorMap* map, std::int64_t k0, std::int64_t row0,
+                                    std::uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+          smem_address(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(static_cast<int>(k0)), "r"(static_cast<int>(row0)),
+      "r"(smem_address(bar))
+      : "memory");
 }
 // Waits until the phase of `bar` with this parity has completed.
 __device__ inline void mbar_wait(std::uint64_t* bar, std::uint32_t parity) {
@@ -163,7 +142,7 @@ __device__ inline void mbar_wait(std::uint64_t* bar, std::uint32_t parity) {
 
 // One 128-K block's partial of this warpgroup's 64 x 128 tile into `block` (overwritten, not
 // added): four k32 steps, the first from zero, then the wait for all four. The tiles are in shared
-// memory and visible to the matrix unit (the caller's proxy fence).
+// memory, written by the TMA (the async proxy the matrix unit reads through).
 __device__ inline void wgmma_block_partial(float* block, const std::uint8_t* tile_a, const std::uint8_t* tile_b) {
 #if FB_WGMMA_AVAILABLE
   wgmma_fence_registers(block);
@@ -188,9 +167,10 @@ __device__ inline int wgmma_consumer_group() { return static_cast<int>(threadIdx
 
 // The K loop of a kWgmmaCtaM x 128 CTA tile over 128-K blocks [kb_begin, kb_end), warp-specialised
 // (all kWgmmaCtaThreads threads call it):
-// - the producer warpgroup copies block kb's A (128 rows) and B (128 rows) tiles by cp.async into
-//   stage kb % kWgmmaStages, once the consumers have released that stage (its `empty` barrier), and
-//   each thread's copies arrive on the stage's `full` barrier when they complete;
+// - one producer thread has the TMA copy block kb's A (kWgmmaCtaM rows from m0) and B (128 rows
+//   from n0) boxes into stage kb % kWgmmaStages once the consumers have released that stage (its
+//   `empty` barrier); the copies complete their bytes on the stage's `full` barrier. The rest of
+//   the producer warpgroup returns at once;
 // - consumer warpgroup g waits for `full`, lets the matrix unit form its rows' partial of the
 //   block, releases the stage and calls promote(kb, block) on the CUDA cores, blocks in increasing
 //   kb. While one warpgroup promotes, the other's MMAs run, and the loads run kWgmmaStages blocks
@@ -198,20 +178,20 @@ __device__ inline int wgmma_consumer_group() { return static_cast<int>(threadIdx
 //   MMAs and promotions.
 // So the arithmetic (and the emulation) is that of a one-stage loop; only when the bytes arrive
 // changes. Returns in every thread; only consumers' `block` and promotions mean anything.
-// Shared memory: kWgmmaPipelineBytes of `smem` (dynamic; the stages start at its first 1024-byte
-// boundary).
+// `maps` is the launch's __grid_constant__ parameter (wgmma_operands: A boxes of kWgmmaCtaM rows,
+// B boxes of kWgmmaTileN). Shared memory: kWgmmaPipelineBytes of `smem` (dynamic; the stages start
+// at its first 1024-byte boundary, as the 128-byte swizzle needs).
 template <class Promote>
-__device__ inline void wgmma_pipeline(std::uint8_t* smem, const std::uint8_t* a, std::int64_t rows,
-                                      const std::uint8_t* bm, std::int64_t cols, std::int64_t depth, std::int64_t m0,
-                                      std::int64_t n0, std::int64_t kb_begin, std::int64_t kb_end, float* block,
-                                      Promote&& promote) {
+__device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& maps, std::int64_t rows,
+                                      std::int64_t m0, std::int64_t n0, std::int64_t kb_begin, std::int64_t kb_end,
+                                      float* block, Promote&& promote) {
 #if FB_WGMMA_AVAILABLE
   smem += (1024 - smem_address(smem) % 1024) % 1024;
   auto* full = reinterpret_cast<std::uint64_t*>(smem + kWgmmaStages * kWgmmaStageBytes);
   std::uint64_t* empty = full + kWgmmaStages;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kWgmmaStages; ++s) {
-      mbar_init(&full[s], kWgmmaThreads);
+      mbar_init(&full[s], 1);  // the producer's arrival; the TMA's bytes complete the phase
       mbar_init(&empty[s], kWgmmaConsumerGroups * kWgmmaThreads);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -219,18 +199,17 @@ __device__ inline void wgmma_pipeline(std::uint8_t* smem, const std::uint8_t* a,
   __syncthreads();
   constexpr int kA = kWgmmaCtaM * kWgmmaTileK;
   if (wgmma_is_producer()) {
-    const int t = static_cast<int>(threadIdx.x % kWgmmaThreads);
+    if (threadIdx.x != kWgmmaConsumerGroups * kWgmmaThreads) return;
     for (std::int64_t i = 0; kb_begin + i < kb_end; ++i) {
       const int s = static_cast<int>(i % kWgmmaStages);
       const std::int64_t use = i / kWgmmaStages;
       if (use > 0) mbar_wait(&empty[s], static_cast<std::uint32_t>((use - 1) & 1));
       std::uint8_t* stage = smem + s * kWgmmaStageBytes;
       const std::int64_t k0 = (kb_begin + i) * kWgmmaTileK;
-      wgmma_stage_tile_async<kWgmmaCtaM>(stage, a, rows, depth, m0, k0, t);
-      wgmma_stage_tile_async<kWgmmaTileN>(stage + kA, bm, cols, depth, n0, k0, t);
-      mbar_arrive_after_copies(&full[s]);
+      mbar_arrive_expect_bytes(&full[s], kWgmmaStageBytes);
+      tma_load_box(stage, &maps.a, k0, m0, &full[s]);
+      tma_load_box(stage + kA, &maps.b, k0, n0, &full[s]);
     }
-    cp_async_wait_all();  // no copy outlives its thread
     return;
   }
   const int g = wgmma_consumer_group();
@@ -239,17 +218,14 @@ __device__ inline void wgmma_pipeline(std::uint8_t* smem, const std::uint8_t* a,
     const int s = static_cast<int>(i % kWgmmaStages);
     mbar_wait(&full[s], static_cast<std::uint32_t>((i / kWgmmaStages) & 1));
     const std::uint8_t* stage = smem + s * kWgmmaStageBytes;
-    if (active) {
-      // The producer's cp.async writes are generic-proxy writes; the matrix unit reads through the
-      // async proxy.
-      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-      wgmma_block_partial(block, stage + g * kWgmmaTileM * kWgmmaTileK, stage + kA);
-    }
+    // The TMA and the matrix unit both work in the async proxy: the completed phase of `full` is
+    // all the ordering the reads need.
+    if (active) wgmma_block_partial(block, stage + g * kWgmmaTileM * kWgmmaTileK, stage + kA);
     mbar_arrive(&empty[s]);
     if (active) promote(kb_begin + i, block);
   }
 #else
-  (void)smem, (void)a, (void)rows, (void)bm, (void)cols, (void)depth, (void)m0, (void)n0;
+  (void)smem, (void)maps, (void)rows, (void)m0, (void)n0;
   (void)kb_begin, (void)kb_end, (void)block, (void)promote;
 #endif
 }

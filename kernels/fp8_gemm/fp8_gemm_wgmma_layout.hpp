@@ -1,6 +1,6 @@
-// The wgmma tiles' sizes, their shared-memory layout and the order the staging copies fill it in, host and
-// device code (FB_HD), so a CPU test checks that the copies cover every byte of a tile once and
-// write it where the layout says (tests/kernels/fp8_gemm_test.cpp).
+// The wgmma tiles' sizes and their shared-memory layout, host and device code (FB_HD), so a CPU test
+// checks that the layout the descriptors read is the one the TMA's swizzle writes
+// (tests/kernels/fp8_gemm_test.cpp).
 //
 // Layout (K-major, 128-byte swizzle, the layout a wgmma descriptor of swizzle mode 1 reads): a
 // tile of R rows x 128 K stores row r's 128 bytes at r * 128, its 16-byte chunk c at chunk slot
@@ -26,15 +26,11 @@ inline constexpr int kWgmmaCtaM = kWgmmaConsumerGroups * kWgmmaTileM;
 
 FB_HD constexpr int wgmma_tile_offset(int row, int k) { return row * 128 + (((k / 16) ^ (row % 8)) * 16) + k % 16; }
 
-// The 16-byte copy i of a tile's staging: row `row`, K piece `piece` (bytes 16 piece .. + 15 of the
-// row's 128), written at tile byte `offset`. 8 consecutive copies are one row: 128 contiguous bytes
-// read from global memory and the 8 chunk slots of one 128-byte line of shared memory (every bank
-// once).
-struct WgmmaCopy {
-  int row, piece, offset;
-};
-FB_HD constexpr WgmmaCopy wgmma_stage_copy(int i) {
-  return WgmmaCopy{i / 8, i % 8, wgmma_tile_offset(i / 8, 16 * (i % 8))};
-}
+// The shared-memory address the Tensor Memory Accelerator writes byte `linear` of a box to, under
+// its 128-byte swizzle (CU_TENSOR_MAP_SWIZZLE_128B): the 16-byte chunk bits [4, 7) of the offset
+// are XORed with its 128-byte line bits [7, 10). With a box of 128-byte rows stored from a
+// 1024-byte boundary, byte k of row r is at linear = 128 r + k, and this is wgmma_tile_offset(r, k)
+// (tests/kernels/fp8_gemm_test.cpp): the TMA writes the layout the descriptor reads.
+FB_HD constexpr int tma_swizzle_128b(int linear) { return linear ^ (((linear >> 7) & 7) << 4); }
 
 }  // namespace fb

@@ -1,5 +1,5 @@
 // The block-scale fp8 GEMM on the matrix units (wgmma, sm_90a), split-K: a CTA computes a 128 x 128
-// tile's slice, two consumer warpgroups of 64 rows fed by a producer warpgroup (wgmma_pipeline).
+// tile's slice, two consumer warpgroups of 64 rows fed by a TMA producer (wgmma_pipeline).
 // For each 128-K block of its slice in order the matrix unit forms a warpgroup's partial (4 k32
 // steps from zero), promoted on the CUDA cores: part = part + fl(fl(partial * a_s) * b_s), the 1x128 scale
 // of the register's row and the tile's one 128x128 scale. Then the tile's turnstile adds the slice
@@ -20,7 +20,8 @@ namespace {
 
 __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kernel(Fp8BlockscaleParams p,
                                                                              Fp8BlockscaleBuffers b,
-                                                                             std::uint32_t epoch) {
+                                                                             std::uint32_t epoch,
+                                                                             const FB_GRID_CONSTANT WgmmaOperands maps) {
 #if FB_WGMMA_AVAILABLE
   extern __shared__ __align__(128) std::uint8_t smem[];
   const std::int64_t nb = blockIdx.x, s = blockIdx.z;
@@ -43,7 +44,7 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
     bs = b.b_scale[nb * kb_count + kb];
   };
   if (kb_begin < kb_end && !wgmma_is_producer()) load_scales(kb_begin);
-  wgmma_pipeline(smem, b.a, p.rows, b.b, p.cols, p.depth, cta_m0, n0, kb_begin, kb_end, block,
+  wgmma_pipeline(smem, maps, p.rows, cta_m0, n0, kb_begin, kb_end, block,
                    [&](std::int64_t kb, const float* partial) {
 #pragma unroll
                      for (int j = 0; j < kWgmmaAccRegs; ++j)
@@ -66,6 +67,7 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
   (void)p;
   (void)b;
   (void)epoch;
+  (void)maps;
 #endif
 }
 
@@ -84,7 +86,7 @@ void fp8_blockscale_wgmma_launch(const Fp8BlockscaleParams& p, const Fp8Blocksca
   const dim3 grid(static_cast<unsigned>(p.n_blocks()), static_cast<unsigned>((p.rows + kWgmmaCtaM - 1) / kWgmmaCtaM),
                   static_cast<unsigned>(p.slices));
   fp8_blockscale_wgmma_kernel<<<grid, kWgmmaCtaThreads, kWgmmaPipelineBytes, static_cast<hipStream_t>(stream)>>>(
-      p, b, next_blockscale_epoch());
+      p, b, next_blockscale_epoch(), wgmma_operands(b.a, p.rows, kWgmmaCtaM, b.b, p.cols, kWgmmaTileN, p.depth));
   gpu_check_launch("fp8_blockscale_wgmma_kernel");
 }
 

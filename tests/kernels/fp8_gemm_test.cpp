@@ -281,27 +281,24 @@ TEST(Fp8GemmGpu, MmaWithinItsBoundsOfTheBlockedEmulationAndRepeatsBitwise) {
   EXPECT_FALSE(fp8_gemm_mma_unavailable({1, 128, 96, Fp8Flavour::e4m3fn}).empty());
 }
 
-// The wgmma tiles' staging: copy i lands where the layout puts its row and K piece, the copies of
-// a tile cover each 16-byte slot once and each (row, piece) once, 8 consecutive copies fill one
-// 128-byte line (conflict-free stores), for both tile heights; and the layout is the 128-byte
-// swizzle (chunk c of row r in slot c ^ (r % 8)).
-TEST(Fp8Gemm, WgmmaStagingCopiesFillTheTileLayoutOnceEach) {
+// The wgmma tiles' layout is the 128-byte swizzle (chunk c of row r in slot c ^ (r % 8)), and it is
+// exactly where the TMA's 128-byte swizzle writes a box of 128-byte rows: every byte of a 64- and
+// a 128-row tile lands at wgmma_tile_offset, each slot once.
+TEST(Fp8Gemm, TmaSwizzleWritesTheLayoutTheWgmmaDescriptorReads) {
   EXPECT_EQ(wgmma_tile_offset(0, 0), 0);
   EXPECT_EQ(wgmma_tile_offset(3, 16 * 5 + 7), 3 * 128 + (5 ^ 3) * 16 + 7);
   EXPECT_EQ(wgmma_tile_offset(9, 16), 9 * 128 + (1 ^ 1) * 16);
+  EXPECT_EQ(tma_swizzle_128b(128 * 3 + 16 * 5 + 7), 3 * 128 + (5 ^ 3) * 16 + 7);
   for (const int rows : {64, 128}) {
-    std::vector<int> hits(static_cast<std::size_t>(rows) * 8, 0), slots(static_cast<std::size_t>(rows) * 8, 0);
-    for (int i = 0; i < rows * 8; ++i) {
-      const WgmmaCopy c = wgmma_stage_copy(i);
-      ASSERT_LT(c.row, rows);
-      ASSERT_EQ(c.offset % 16, 0);
-      EXPECT_EQ(wgmma_tile_offset(c.row, 16 * c.piece), c.offset) << i;
-      EXPECT_EQ(c.offset / 128, i / 8) << "copy " << i << " leaves its 128-byte line";
-      ++hits[static_cast<std::size_t>(c.row) * 8 + c.piece];
-      ++slots[static_cast<std::size_t>(c.offset / 16)];
-    }
+    std::vector<int> hits(static_cast<std::size_t>(rows) * 128, 0);
+    for (int r = 0; r < rows; ++r)
+      for (int k = 0; k < 128; ++k) {
+        const int at = tma_swizzle_128b(128 * r + k);
+        ASSERT_EQ(at, wgmma_tile_offset(r, k)) << "row " << r << " k " << k;
+        ASSERT_EQ(at / 128, r) << "the swizzle keeps a row in its 128-byte line";
+        ++hits[static_cast<std::size_t>(at)];
+      }
     for (const int h : hits) EXPECT_EQ(h, 1);
-    for (const int h : slots) EXPECT_EQ(h, 1);
   }
 }
 

@@ -1,0 +1,41 @@
+// The TMA descriptors (tensor maps) the wgmma pipeline's producer copies its tiles with: one per
+// operand of a launch, encoded on the host and passed to the kernel as a __grid_constant__
+// parameter. A map describes a row-major fp8 matrix of `rows` x `depth` bytes and a box of
+// 128 K x box_rows rows in the 128-byte swizzle (fp8_gemm_wgmma_layout.hpp: the layout the wgmma
+// descriptors read); rows past the end of the matrix arrive as zeros.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/common/hip_compat.hpp"
+
+#if defined(__HIPCC__)
+namespace fb {
+// AMD has no TMA; the type only keeps the kernels' signatures the same (they never run there).
+struct alignas(64) WgmmaTensorMap {
+  unsigned long long opaque[16];
+};
+}  // namespace fb
+#define FB_GRID_CONSTANT
+#else
+#include <cuda.h>  // CUtensorMap, a type only: the encoder is reached through the runtime
+namespace fb {
+using WgmmaTensorMap = CUtensorMap;
+}  // namespace fb
+#define FB_GRID_CONSTANT __grid_constant__
+#endif
+
+namespace fb {
+
+// The A and B maps of one launch.
+struct WgmmaOperands {
+  WgmmaTensorMap a, b;
+};
+
+// Maps for A (rows x depth, boxes of a_box_rows rows) and B (cols x depth, boxes of b_box_rows);
+// depth a multiple of 16, both bases 16-byte aligned. Throws DeviceError naming the reason (no
+// driver entry point, or the driver refused the map).
+WgmmaOperands wgmma_operands(const std::uint8_t* a, std::int64_t rows, int a_box_rows, const std::uint8_t* b,
+                             std::int64_t cols, int b_box_rows, std::int64_t depth);
+
+}  // namespace fb
