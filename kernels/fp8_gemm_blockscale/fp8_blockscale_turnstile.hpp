@@ -36,12 +36,22 @@ __device__ inline void turnstile_pass(std::uint32_t* ticket, std::uint32_t epoch
   if (threadIdx.x == 0) atomicExch(ticket, blockscale_ticket(epoch, slice + 1));
 }
 
-// One element's share of the turnstile: acc = acc + part; the last slice also writes C.
-__device__ inline void turnstile_add(float* acc, std::uint16_t* c, std::int64_t index, float part, bool last) {
-  volatile float* v = acc + index;
-  const float sum = *v + part;
-  *v = sum;
+// One element's share of the turnstile, in two halves: read acc (volatile: from L2, never a stale
+// L1 line), then acc = acc + part and, for the last slice, C. A thread with many elements reads
+// them all before it writes any (so the reads are in flight together, one L2 round trip rather
+// than one per element: run 50 measured the element-by-element form at about 1.8 ms of a
+// 2.9 ms prefill GEMM).
+__device__ inline float turnstile_read(const float* acc, std::int64_t index) {
+  return *static_cast<const volatile float*>(acc + index);
+}
+__device__ inline void turnstile_write(float* acc, std::uint16_t* c, std::int64_t index, float prior, float part,
+                                       bool last) {
+  const float sum = prior + part;
+  *static_cast<volatile float*>(acc + index) = sum;
   if (last) c[index] = bf16_from_float(sum);
+}
+__device__ inline void turnstile_add(float* acc, std::uint16_t* c, std::int64_t index, float part, bool last) {
+  turnstile_write(acc, c, index, turnstile_read(acc, index), part, last);
 }
 
 }  // namespace fb

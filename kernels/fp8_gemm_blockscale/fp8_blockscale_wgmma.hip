@@ -56,10 +56,17 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
   turnstile_wait(ticket, epoch, s);
   const bool last = s == p.slices - 1;
   if (!wgmma_is_producer()) {
+    // Every prior sum of this thread's elements is read before any is written (into `block`,
+    // free after the K loop): the reads overlap.
 #pragma unroll
     for (int j = 0; j < kWgmmaAccRegs; ++j) {
       const std::int64_t m = m0 + wgmma_acc_row(j), n = n0 + wgmma_acc_col(j);
-      if (m < p.rows) turnstile_add(b.acc, b.c, m * p.cols + n, part[j], last);
+      block[j] = m < p.rows ? turnstile_read(b.acc, m * p.cols + n) : 0.0f;
+    }
+#pragma unroll
+    for (int j = 0; j < kWgmmaAccRegs; ++j) {
+      const std::int64_t m = m0 + wgmma_acc_row(j), n = n0 + wgmma_acc_col(j);
+      if (m < p.rows) turnstile_write(b.acc, b.c, m * p.cols + n, block[j], part[j], last);
     }
   }
   turnstile_pass(ticket, epoch, s);
