@@ -61,11 +61,11 @@ void fp8_gemm_mfma_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void*
 std::string fp8_gemm_mfma_unavailable(const Fp8GemmParams& p);
 // Past this many rows the general GEMM never runs the mma kernel: its CTAs re-read the weights once
 // per 16 rows, the wgmma kernel's once per 128, and since the TMA producer (run 50) wgmma is the
-// faster at 1536 x 6144 from M = 192 (29.0 us against 39.4).
+// faster at 1536 x 6144 from M = 192 (run 51: 29.0 us against 39.4).
 inline constexpr std::int64_t kFp8GemmMmaMaxRows = 128;
 // Whether the general GEMM runs the mma kernel (else wgmma) for M = rows, N = cols: always up to 64
 // rows, and up to kFp8GemmMmaMaxRows while wgmma's 64 x 128 warpgroup tiles would fill fewer than
-// half the multiprocessors (set from runs 41 and 50 on the H200: kernels/fp8_gemm/README.md).
+// half the multiprocessors (set from runs 41 and 51 on the H200: kernels/fp8_gemm/README.md).
 inline bool fp8_gemm_general_takes_mma(std::int64_t rows, std::int64_t cols, int multiprocessors) {
   if (rows > kFp8GemmMmaMaxRows) return false;
   if (rows <= 64) return true;
