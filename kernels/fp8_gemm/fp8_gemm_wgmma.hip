@@ -1,6 +1,6 @@
 // The general per-token x per-channel fp8 GEMM on the matrix units (wgmma, sm_90a): a CTA computes
 // a 128 x 128 tile of C, two consumer warpgroups of 64 rows each fed by a TMA producer
-// (wgmma_pipeline, 6 stages, or 4 where FUSEBENCH_WGMMA_STAGES=4). For each 128-K block in order the matrix unit forms a warpgroup's
+// (wgmma_pipeline, 4 stages). For each 128-K block in order the matrix unit forms a warpgroup's
 // partial (4 k32 steps from zero), promoted into fp32 registers on the CUDA cores:
 // acc = acc + partial, blocks in increasing K. The epilogue is the canonical one. Only the
 // partials' internal accumulation differs from the blocked emulation (fp8_gemm_blocked_emu); see
@@ -22,7 +22,6 @@
 namespace fb {
 namespace {
 
-template <int kStages>
 __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_gemm_wgmma_kernel(Fp8GemmParams p, Fp8GemmBuffers b,
                                                                        const FB_GRID_CONSTANT WgmmaOperands maps) {
 #if FB_WGMMA_AVAILABLE
@@ -32,7 +31,7 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_gemm_wgmma_kernel(Fp8
   float acc[kWgmmaAccRegs], block[kWgmmaAccRegs];
 #pragma unroll
   for (int j = 0; j < kWgmmaAccRegs; ++j) acc[j] = 0.0f;
-  wgmma_pipeline<kStages>(smem, maps, p.rows, m0, n0, 0, p.depth / kWgmmaTileK, block,
+  wgmma_pipeline(smem, maps, p.rows, m0, n0, 0, p.depth / kWgmmaTileK, block,
                  [&](std::int64_t, const float* partial) {
 #pragma unroll
                    for (int j = 0; j < kWgmmaAccRegs; ++j) acc[j] = acc[j] + partial[j];
@@ -63,14 +62,6 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_gemm_wgmma_kernel(Fp8
 #endif
 }
 
-template <int kStages>
-void launch_stages(const dim3& grid, const Fp8GemmParams& p, const Fp8GemmBuffers& b, const WgmmaOperands& maps,
-                   void* stream) {
-  wgmma_pipeline_allow_smem<fp8_gemm_wgmma_kernel<kStages>, kStages>();
-  fp8_gemm_wgmma_kernel<kStages><<<grid, kWgmmaCtaThreads, wgmma_pipeline_bytes(kStages),
-                                   static_cast<hipStream_t>(stream)>>>(p, b, maps);
-}
-
 }  // namespace
 
 std::string fp8_gemm_wgmma_unavailable(const Fp8GemmParams& p) {
@@ -82,13 +73,11 @@ std::string fp8_gemm_wgmma_unavailable(const Fp8GemmParams& p) {
 void fp8_gemm_wgmma_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void* stream) {
   if (const std::string why = fp8_gemm_wgmma_unavailable(p); !why.empty()) throw DeviceError("fp8_gemm_wgmma: " + why);
   if (p.rows == 0 || p.cols == 0) return;
+  wgmma_pipeline_allow_smem<fp8_gemm_wgmma_kernel>();
   const dim3 grid(static_cast<unsigned>((p.cols + kWgmmaTileN - 1) / kWgmmaTileN),
                   static_cast<unsigned>((p.rows + kWgmmaCtaM - 1) / kWgmmaCtaM));
   const WgmmaOperands maps = wgmma_operands(b.a, p.rows, kWgmmaCtaM, b.b, p.cols, kWgmmaTileN, p.depth);
-  if (wgmma_pipeline_stages() == kWgmmaShallowStages)
-    launch_stages<kWgmmaShallowStages>(grid, p, b, maps, stream);
-  else
-    launch_stages<kWgmmaDeepStages>(grid, p, b, maps, stream);
+  fp8_gemm_wgmma_kernel<<<grid, kWgmmaCtaThreads, kWgmmaPipelineBytes, static_cast<hipStream_t>(stream)>>>(p, b, maps);
   gpu_check_launch("fp8_gemm_wgmma_kernel");
 }
 

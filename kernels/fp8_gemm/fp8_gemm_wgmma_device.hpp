@@ -17,10 +17,7 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdlib>
-#include <string>
 
-#include "core/errors.hpp"
 #include "kernels/common/gpu_check.hpp"
 #include "kernels/common/hip_compat.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_layout.hpp"
@@ -49,30 +46,18 @@ __device__ inline int wgmma_acc_col(int j) {
 }
 
 // The warp-specialised CTA (wgmma_pipeline): kWgmmaConsumerGroups consumer warpgroups (64 rows
-// of the CTA tile each) and one producer warpgroup; kStages stages of an A (kWgmmaCtaM x 128) and
-// a B (128 x 128) tile, then a full and an empty mbarrier per stage.
+// of the CTA tile each) and one producer warpgroup; kWgmmaStages stages of an A (kWgmmaCtaM x 128)
+// and a B (128 x 128) tile, then a full and an empty mbarrier per stage.
 inline constexpr int kWgmmaCtaThreads = (kWgmmaConsumerGroups + 1) * kWgmmaThreads;
+// FB_WGMMA_STAGES overrides the stage count at build time (an experiment knob: 6 stages still fit
+// the 227 KB a CTA may use).
+#ifndef FB_WGMMA_STAGES
+#define FB_WGMMA_STAGES 4
+#endif
+inline constexpr int kWgmmaStages = FB_WGMMA_STAGES;
 inline constexpr int kWgmmaStageBytes = (kWgmmaCtaM + kWgmmaTileN) * kWgmmaTileK;
-// The pipeline's depth, kWgmmaDeepStages by default (run 52), or kWgmmaShallowStages (until run 51)
-// where the environment says FUSEBENCH_WGMMA_STAGES=4: an A/B knob, read once per process
-// (wgmma_pipeline_stages). Both fit the 227 KB of shared memory a CTA may use.
-inline constexpr int kWgmmaShallowStages = 4;
-inline constexpr int kWgmmaDeepStages = 6;
-inline constexpr int kWgmmaDefaultStages = kWgmmaDeepStages;
 // Plus 1024 bytes of slack: the kernel aligns its stages to 1024 bytes (the swizzle's period).
-constexpr int wgmma_pipeline_bytes(int stages) { return stages * kWgmmaStageBytes + 2 * stages * 8 + 1024; }
-inline int wgmma_pipeline_stages() {
-  static const int stages = [] {
-    const char* value = std::getenv("FUSEBENCH_WGMMA_STAGES");
-    const std::string v = value == nullptr ? "" : value;
-    if (v.empty()) return kWgmmaDefaultStages;
-    if (v == std::to_string(kWgmmaShallowStages)) return kWgmmaShallowStages;
-    if (v == std::to_string(kWgmmaDeepStages)) return kWgmmaDeepStages;
-    throw InputError("FUSEBENCH_WGMMA_STAGES=" + v + ": the wgmma pipeline has " +
-                     std::to_string(kWgmmaShallowStages) + " or " + std::to_string(kWgmmaDeepStages) + " stages");
-  }();
-  return stages;
-}
+inline constexpr int kWgmmaPipelineBytes = kWgmmaStages * kWgmmaStageBytes + 2 * kWgmmaStages * 8 + 1024;
 
 #if FB_WGMMA_AVAILABLE
 __device__ inline std::uint64_t wgmma_descriptor(const std::uint8_t* smem) {
@@ -183,29 +168,29 @@ __device__ inline int wgmma_consumer_group() { return static_cast<int>(threadIdx
 // The K loop of a kWgmmaCtaM x 128 CTA tile over 128-K blocks [kb_begin, kb_end), warp-specialised
 // (all kWgmmaCtaThreads threads call it):
 // - one producer thread has the TMA copy block kb's A (kWgmmaCtaM rows from m0) and B (128 rows
-//   from n0) boxes into stage kb % kStages once the consumers have released that stage (its
+//   from n0) boxes into stage kb % kWgmmaStages once the consumers have released that stage (its
 //   `empty` barrier); the copies complete their bytes on the stage's `full` barrier. The rest of
 //   the producer warpgroup returns at once;
 // - consumer warpgroup g waits for `full`, lets the matrix unit form its rows' partial of the
 //   block, releases the stage and calls promote(kb, block) on the CUDA cores, blocks in increasing
-//   kb. While one warpgroup promotes, the other's MMAs run, and the loads run kStages blocks
+//   kb. While one warpgroup promotes, the other's MMAs run, and the loads run kWgmmaStages blocks
 //   ahead. A warpgroup whose 64 rows all lie past `rows` still waits and releases, and skips its
 //   MMAs and promotions.
 // So the arithmetic (and the emulation) is that of a one-stage loop; only when the bytes arrive
 // changes. Returns in every thread; only consumers' `block` and promotions mean anything.
 // `maps` is the launch's __grid_constant__ parameter (wgmma_operands: A boxes of kWgmmaCtaM rows,
-// B boxes of kWgmmaTileN). Shared memory: wgmma_pipeline_bytes(kStages) of `smem` (dynamic; the stages start
+// B boxes of kWgmmaTileN). Shared memory: kWgmmaPipelineBytes of `smem` (dynamic; the stages start
 // at its first 1024-byte boundary, as the 128-byte swizzle needs).
-template <int kStages, class Promote>
+template <class Promote>
 __device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& maps, std::int64_t rows,
                                       std::int64_t m0, std::int64_t n0, std::int64_t kb_begin, std::int64_t kb_end,
                                       float* block, Promote&& promote) {
 #if FB_WGMMA_AVAILABLE
   smem += (1024 - smem_address(smem) % 1024) % 1024;
-  auto* full = reinterpret_cast<std::uint64_t*>(smem + kStages * kWgmmaStageBytes);
-  std::uint64_t* empty = full + kStages;
+  auto* full = reinterpret_cast<std::uint64_t*>(smem + kWgmmaStages * kWgmmaStageBytes);
+  std::uint64_t* empty = full + kWgmmaStages;
   if (threadIdx.x == 0) {
-    for (int s = 0; s < kStages; ++s) {
+    for (int s = 0; s < kWgmmaStages; ++s) {
       mbar_init(&full[s], 1);  // the producer's arrival; the TMA's bytes complete the phase
       mbar_init(&empty[s], kWgmmaConsumerGroups * kWgmmaThreads);
     }
@@ -216,8 +201,8 @@ __device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& m
   if (wgmma_is_producer()) {
     if (threadIdx.x != kWgmmaConsumerGroups * kWgmmaThreads) return;
     for (std::int64_t i = 0; kb_begin + i < kb_end; ++i) {
-      const int s = static_cast<int>(i % kStages);
-      const std::int64_t use = i / kStages;
+      const int s = static_cast<int>(i % kWgmmaStages);
+      const std::int64_t use = i / kWgmmaStages;
       if (use > 0) mbar_wait(&empty[s], static_cast<std::uint32_t>((use - 1) & 1));
       std::uint8_t* stage = smem + s * kWgmmaStageBytes;
       const std::int64_t k0 = (kb_begin + i) * kWgmmaTileK;
@@ -230,8 +215,8 @@ __device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& m
   const int g = wgmma_consumer_group();
   const bool active = m0 + static_cast<std::int64_t>(g) * kWgmmaTileM < rows;
   for (std::int64_t i = 0; kb_begin + i < kb_end; ++i) {
-    const int s = static_cast<int>(i % kStages);
-    mbar_wait(&full[s], static_cast<std::uint32_t>((i / kStages) & 1));
+    const int s = static_cast<int>(i % kWgmmaStages);
+    mbar_wait(&full[s], static_cast<std::uint32_t>((i / kWgmmaStages) & 1));
     const std::uint8_t* stage = smem + s * kWgmmaStageBytes;
     // The TMA and the matrix unit both work in the async proxy: the completed phase of `full` is
     // all the ordering the reads need.
@@ -245,13 +230,13 @@ __device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& m
 #endif
 }
 
-// Lets `kernel` use the dynamic shared memory of a kStages pipeline (more than the 48 KB a launch
-// gets by default); once per kernel, before its first launch.
-template <auto kKernel, int kStages>
+// Lets `kernel` use the pipeline's dynamic shared memory (more than the 48 KB a launch gets by
+// default); once per kernel, before its first launch.
+template <auto kKernel>
 inline void wgmma_pipeline_allow_smem() {
   static const bool once = [] {
     gpu_check(hipFuncSetAttribute(reinterpret_cast<const void*>(kKernel), hipFuncAttributeMaxDynamicSharedMemorySize,
-                                  wgmma_pipeline_bytes(kStages)),
+                                  kWgmmaPipelineBytes),
               "hipFuncSetAttribute(wgmma pipeline shared memory)");
     return true;
   }();

@@ -18,7 +18,6 @@
 namespace fb {
 namespace {
 
-template <int kStages>
 __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kernel(Fp8BlockscaleParams p,
                                                                              Fp8BlockscaleBuffers b,
                                                                              std::uint32_t epoch,
@@ -45,7 +44,7 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
     bs = b.b_scale[nb * kb_count + kb];
   };
   if (kb_begin < kb_end && !wgmma_is_producer()) load_scales(kb_begin);
-  wgmma_pipeline<kStages>(smem, maps, p.rows, cta_m0, n0, kb_begin, kb_end, block,
+  wgmma_pipeline(smem, maps, p.rows, cta_m0, n0, kb_begin, kb_end, block,
                    [&](std::int64_t kb, const float* partial) {
 #pragma unroll
                      for (int j = 0; j < kWgmmaAccRegs; ++j)
@@ -79,14 +78,6 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
 #endif
 }
 
-template <int kStages>
-void launch_stages(const dim3& grid, const Fp8BlockscaleParams& p, const Fp8BlockscaleBuffers& b,
-                   const WgmmaOperands& maps, void* stream) {
-  wgmma_pipeline_allow_smem<fp8_blockscale_wgmma_kernel<kStages>, kStages>();
-  fp8_blockscale_wgmma_kernel<kStages><<<grid, kWgmmaCtaThreads, wgmma_pipeline_bytes(kStages),
-                                         static_cast<hipStream_t>(stream)>>>(p, b, next_blockscale_epoch(), maps);
-}
-
 }  // namespace
 
 std::string fp8_blockscale_wgmma_unavailable(const Fp8BlockscaleParams& p) {
@@ -98,13 +89,11 @@ void fp8_blockscale_wgmma_launch(const Fp8BlockscaleParams& p, const Fp8Blocksca
   if (const std::string why = fp8_blockscale_wgmma_unavailable(p); !why.empty())
     throw DeviceError("fp8_blockscale_wgmma: " + why);
   if (p.rows == 0) return;
+  wgmma_pipeline_allow_smem<fp8_blockscale_wgmma_kernel>();
   const dim3 grid(static_cast<unsigned>(p.n_blocks()), static_cast<unsigned>((p.rows + kWgmmaCtaM - 1) / kWgmmaCtaM),
                   static_cast<unsigned>(p.slices));
-  const WgmmaOperands maps = wgmma_operands(b.a, p.rows, kWgmmaCtaM, b.b, p.cols, kWgmmaTileN, p.depth);
-  if (wgmma_pipeline_stages() == kWgmmaShallowStages)
-    launch_stages<kWgmmaShallowStages>(grid, p, b, maps, stream);
-  else
-    launch_stages<kWgmmaDeepStages>(grid, p, b, maps, stream);
+  fp8_blockscale_wgmma_kernel<<<grid, kWgmmaCtaThreads, kWgmmaPipelineBytes, static_cast<hipStream_t>(stream)>>>(
+      p, b, next_blockscale_epoch(), wgmma_operands(b.a, p.rows, kWgmmaCtaM, b.b, p.cols, kWgmmaTileN, p.depth));
   gpu_check_launch("fp8_blockscale_wgmma_kernel");
 }
 
