@@ -76,7 +76,7 @@ void fp8_gemm_wgmma_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void
   wgmma_pipeline_allow_smem<fp8_gemm_wgmma_kernel>();
   const dim3 grid(static_cast<unsigned>((p.cols + kWgmmaTileN - 1) / kWgmmaTileN),
                   static_cast<unsigned>((p.rows + kWgmmaCtaM - 1) / kWgmmaCtaM));
-  const WgmmaOperands maps = wgmma_operands(b.a, p.rows, kWgmmaCtaM, b.b, p.cols, kWgmmaTileN, p.depth);
+  const WgmmaOperands maps = wgmma_operands(b.a, p.rows, b.b, p.cols, p.depth);
   fp8_gemm_wgmma_kernel<<<grid, kWgmmaCtaThreads, kWgmmaPipelineBytes, static_cast<hipStream_t>(stream)>>>(p, b, maps);
   gpu_check_launch("fp8_gemm_wgmma_kernel");
 }

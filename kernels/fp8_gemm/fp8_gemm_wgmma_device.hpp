@@ -177,9 +177,9 @@ __device__ inline int wgmma_consumer_group() { return static_cast<int>(threadIdx
 //   MMAs and promotions.
 // So the arithmetic (and the emulation) is that of a one-stage loop; only when the bytes arrive
 // changes. Returns in every thread; only consumers' `block` and promotions mean anything.
-// `maps` is the launch's __grid_constant__ parameter (wgmma_operands: A boxes of kWgmmaCtaM rows,
-// B boxes of kWgmmaTileN). Shared memory: kWgmmaPipelineBytes of `smem` (dynamic; the stages start
-// at its first 1024-byte boundary, as the 128-byte swizzle needs).
+// `maps` is the launch's __grid_constant__ parameter (wgmma_operands). Shared memory:
+// kWgmmaPipelineBytes of `smem` (dynamic; the stages start at its first 1024-byte boundary, as the
+// 128-byte swizzle needs).
 template <class Promote>
 __device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& maps, std::int64_t rows,
                                       std::int64_t m0, std::int64_t n0, std::int64_t kb_begin, std::int64_t kb_end,

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/errors.hpp"
+#include "kernels/fp8_gemm/fp8_gemm_wgmma_layout.hpp"
 
 #if !defined(__HIPCC__)
 #include <cudaTypedefs.h>
@@ -15,8 +16,7 @@
 namespace fb {
 
 #if defined(__HIPCC__)
-WgmmaOperands wgmma_operands(const std::uint8_t*, std::int64_t, int, const std::uint8_t*, std::int64_t, int,
-                             std::int64_t) {
+WgmmaOperands wgmma_operands(const std::uint8_t*, std::int64_t, const std::uint8_t*, std::int64_t, std::int64_t) {
   throw DeviceError("wgmma_operands: no TMA on AMD");
 }
 #else
@@ -59,9 +59,9 @@ WgmmaTensorMap encode(const char* what, const std::uint8_t* base, std::int64_t r
 
 }  // namespace
 
-WgmmaOperands wgmma_operands(const std::uint8_t* a, std::int64_t rows, int a_box_rows, const std::uint8_t* b,
-                             std::int64_t cols, int b_box_rows, std::int64_t depth) {
-  return WgmmaOperands{encode("A", a, rows, a_box_rows, depth), encode("B", b, cols, b_box_rows, depth)};
+WgmmaOperands wgmma_operands(const std::uint8_t* a, std::int64_t rows, const std::uint8_t* b, std::int64_t cols,
+                             std::int64_t depth) {
+  return WgmmaOperands{encode("A", a, rows, kWgmmaCtaM, depth), encode("B", b, cols, kWgmmaTileN, depth)};
 }
 #endif
 

@@ -93,7 +93,7 @@ void fp8_blockscale_wgmma_launch(const Fp8BlockscaleParams& p, const Fp8Blocksca
   const dim3 grid(static_cast<unsigned>(p.n_blocks()), static_cast<unsigned>((p.rows + kWgmmaCtaM - 1) / kWgmmaCtaM),
                   static_cast<unsigned>(p.slices));
   fp8_blockscale_wgmma_kernel<<<grid, kWgmmaCtaThreads, kWgmmaPipelineBytes, static_cast<hipStream_t>(stream)>>>(
-      p, b, next_blockscale_epoch(), wgmma_operands(b.a, p.rows, kWgmmaCtaM, b.b, p.cols, kWgmmaTileN, p.depth));
+      p, b, next_blockscale_epoch(), wgmma_operands(b.a, p.rows, b.b, p.cols, p.depth));
   gpu_check_launch("fp8_blockscale_wgmma_kernel");
 }
 
