@@ -10,6 +10,7 @@
 // Deterministic: a fixed instruction sequence with no atomics, so the same bytes on every run of
 // one device.
 #include <string>
+#include <type_traits>
 
 #include "core/errors.hpp"
 #include "kernels/common/gpu_check.hpp"
@@ -22,16 +23,17 @@
 namespace fb {
 namespace {
 
+template <bool kOverlap>
 __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_gemm_wgmma_kernel(Fp8GemmParams p, Fp8GemmBuffers b,
                                                                        const FB_GRID_CONSTANT WgmmaOperands maps) {
 #if FB_WGMMA_AVAILABLE
   extern __shared__ __align__(128) std::uint8_t smem[];
   const std::int64_t m0 = static_cast<std::int64_t>(blockIdx.y) * kWgmmaCtaM;
   const std::int64_t n0 = static_cast<std::int64_t>(blockIdx.x) * kWgmmaTileN;
-  float acc[kWgmmaAccRegs], block[kWgmmaAccRegs];
+  float acc[kWgmmaAccRegs];
 #pragma unroll
   for (int j = 0; j < kWgmmaAccRegs; ++j) acc[j] = 0.0f;
-  wgmma_pipeline(smem, maps, p.rows, m0, n0, 0, p.depth / kWgmmaTileK, block,
+  wgmma_pipeline<kOverlap>(smem, maps, p.rows, m0, n0, 0, p.depth / kWgmmaTileK,
                  [&](std::int64_t, const float* partial) {
 #pragma unroll
                    for (int j = 0; j < kWgmmaAccRegs; ++j) acc[j] = acc[j] + partial[j];
@@ -73,11 +75,18 @@ std::string fp8_gemm_wgmma_unavailable(const Fp8GemmParams& p) {
 void fp8_gemm_wgmma_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void* stream) {
   if (const std::string why = fp8_gemm_wgmma_unavailable(p); !why.empty()) throw DeviceError("fp8_gemm_wgmma: " + why);
   if (p.rows == 0 || p.cols == 0) return;
-  wgmma_pipeline_allow_smem<fp8_gemm_wgmma_kernel>();
   const dim3 grid(static_cast<unsigned>((p.cols + kWgmmaTileN - 1) / kWgmmaTileN),
                   static_cast<unsigned>((p.rows + kWgmmaCtaM - 1) / kWgmmaCtaM));
   const WgmmaOperands maps = wgmma_operands(b.a, p.rows, b.b, p.cols, p.depth);
-  fp8_gemm_wgmma_kernel<<<grid, kWgmmaCtaThreads, kWgmmaPipelineBytes, static_cast<hipStream_t>(stream)>>>(p, b, maps);
+  const auto launch = [&](auto overlap) {
+    constexpr auto kKernel = fp8_gemm_wgmma_kernel<decltype(overlap)::value>;
+    wgmma_pipeline_allow_smem<kKernel>();
+    kKernel<<<grid, kWgmmaCtaThreads, kWgmmaPipelineBytes, static_cast<hipStream_t>(stream)>>>(p, b, maps);
+  };
+  if (wgmma_overlap_enabled())
+    launch(std::true_type{});
+  else
+    launch(std::false_type{});
   gpu_check_launch("fp8_gemm_wgmma_kernel");
 }
 

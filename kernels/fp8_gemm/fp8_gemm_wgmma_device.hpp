@@ -139,25 +139,26 @@ __device__ inline void mbar_wait(std::uint64_t* bar, std::uint32_t parity) {
 }
 #endif
 
-// One 128-K block's partial of this warpgroup's 64 x 128 tile into `block` (overwritten, not
-// added): four k32 steps, the first from zero, then the wait for all four. The tiles are in shared
-// memory, written by the TMA (the async proxy the matrix unit reads through).
-__device__ inline void wgmma_block_partial(float* block, const std::uint8_t* tile_a, const std::uint8_t* tile_b) {
 #if FB_WGMMA_AVAILABLE
-  wgmma_fence_registers(block);
+// Issues one 128-K block's partial of this warpgroup's 64 x 128 tile into `partial` (overwritten,
+// not added): four k32 steps, the first from zero, committed as one group; no wait. The tiles are
+// in shared memory, written by the TMA (the async proxy the matrix unit reads through).
+__device__ inline void wgmma_issue_block(float* partial, const std::uint8_t* tile_a, const std::uint8_t* tile_b) {
+  wgmma_fence_registers(partial);
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
   for (int s = 0; s < kWgmmaTileK / 32; ++s)
-    wgmma_m64n128k32_e4m3(block, wgmma_descriptor(tile_a + 32 * s), wgmma_descriptor(tile_b + 32 * s), s > 0);
+    wgmma_m64n128k32_e4m3(partial, wgmma_descriptor(tile_a + 32 * s), wgmma_descriptor(tile_b + 32 * s), s > 0);
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-  wgmma_fence_registers(block);  // the partials are read only after the wait
-#else
-  (void)block;
-  (void)tile_a;
-  (void)tile_b;
-#endif
 }
+// Waits until at most kPending of this warpgroup's committed blocks are still running; `partial`
+// (the block waited for) is read only after this point.
+template <int kPending>
+__device__ inline void wgmma_wait_blocks(float* partial) {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
+  wgmma_fence_registers(partial);
+}
+#endif
 
 // Whether this thread is in the CTA's producer warpgroup (the last one).
 __device__ inline bool wgmma_is_producer() { return threadIdx.x >= kWgmmaConsumerGroups * kWgmmaThreads; }
@@ -171,19 +172,24 @@ __device__ inline int wgmma_consumer_group() { return static_cast<int>(threadIdx
 //   `empty` barrier); the copies complete their bytes on the stage's `full` barrier. The rest of
 //   the producer warpgroup returns at once;
 // - consumer warpgroup g waits for `full`, lets the matrix unit form its rows' partial of the
-//   block, releases the stage and calls promote(kb, block) on the CUDA cores, blocks in increasing
-//   kb. While one warpgroup promotes, the other's MMAs run, and the loads run kWgmmaStages blocks
-//   ahead. A warpgroup whose 64 rows all lie past `rows` still waits and releases, and skips its
-//   MMAs and promotions.
-// So the arithmetic (and the emulation) is that of a one-stage loop; only when the bytes arrive
-// changes. Returns in every thread; only consumers' `block` and promotions mean anything.
+//   block, releases the stage once the partial is complete and calls promote(kb, partial) on the
+//   CUDA cores, blocks in increasing kb. The loads run kWgmmaStages blocks ahead. A warpgroup whose
+//   64 rows all lie past `rows` still waits and releases, and skips its MMAs and promotions.
+// kOverlap (wgmma_overlap_enabled): block kb + 1's MMAs are issued before block kb's are waited
+// for (two partial buffers, wgmma.wait_group 1), so the matrix unit has the next block while the
+// CUDA cores promote; the 192 accumulator registers this takes come from the producer warpgroup
+// (setmaxnreg: producer 40, consumers 232 of the 168 a thread gets at launch). Otherwise each
+// block's MMAs are waited for before the promotion, and only the other warpgroup's MMAs overlap it.
+// Either way the arithmetic (and the emulation) is that of a one-stage loop: the same partials,
+// promoted in the same order; only when the bytes arrive changes. Returns in every thread; only
+// the consumers' promotions mean anything.
 // `maps` is the launch's __grid_constant__ parameter (wgmma_operands). Shared memory:
 // kWgmmaPipelineBytes of `smem` (dynamic; the stages start at its first 1024-byte boundary, as the
 // 128-byte swizzle needs).
-template <class Promote>
+template <bool kOverlap, class Promote>
 __device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& maps, std::int64_t rows,
                                       std::int64_t m0, std::int64_t n0, std::int64_t kb_begin, std::int64_t kb_end,
-                                      float* block, Promote&& promote) {
+                                      Promote&& promote) {
 #if FB_WGMMA_AVAILABLE
   smem += (1024 - smem_address(smem) % 1024) % 1024;
   auto* full = reinterpret_cast<std::uint64_t*>(smem + kWgmmaStages * kWgmmaStageBytes);
@@ -197,9 +203,11 @@ __device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& m
   }
   __syncthreads();
   constexpr int kA = kWgmmaCtaM * kWgmmaTileK;
+  const std::int64_t n = kb_end - kb_begin;
   if (wgmma_is_producer()) {
-    if (threadIdx.x != kWgmmaConsumerGroups * kWgmmaThreads) return;
-    for (std::int64_t i = 0; kb_begin + i < kb_end; ++i) {
+    if constexpr (kOverlap) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+    if (threadIdx.x == kWgmmaConsumerGroups * kWgmmaThreads) {
+    for (std::int64_t i = 0; i < n; ++i) {
       const int s = static_cast<int>(i % kWgmmaStages);
       const std::int64_t use = i / kWgmmaStages;
       if (use > 0) mbar_wait(&empty[s], static_cast<std::uint32_t>((use - 1) & 1));
@@ -209,25 +217,63 @@ __device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& m
       tma_load_box(stage, &maps.a, k0, m0, &full[s]);
       tma_load_box(stage + kA, &maps.b, k0, n0, &full[s]);
     }
+    }
+    // Back to the launch's share before the caller's code, which both roles reach.
+    __syncwarp();
+    if constexpr (kOverlap) asm volatile("setmaxnreg.inc.sync.aligned.u32 168;\n" ::: "memory");
     return;
   }
+  if constexpr (kOverlap) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
   const int g = wgmma_consumer_group();
   const bool active = m0 + static_cast<std::int64_t>(g) * kWgmmaTileM < rows;
-  for (std::int64_t i = 0; kb_begin + i < kb_end; ++i) {
+  // Block i's stage: wait for its bytes (the TMA and the matrix unit both work in the async proxy,
+  // so the completed phase of `full` is all the ordering the reads need), issue its MMAs.
+  auto issue = [&](std::int64_t i, float* partial) {
     const int s = static_cast<int>(i % kWgmmaStages);
     mbar_wait(&full[s], static_cast<std::uint32_t>((i / kWgmmaStages) & 1));
     const std::uint8_t* stage = smem + s * kWgmmaStageBytes;
-    // The TMA and the matrix unit both work in the async proxy: the completed phase of `full` is
-    // all the ordering the reads need.
-    if (active) wgmma_block_partial(block, stage + g * kWgmmaTileM * kWgmmaTileK, stage + kA);
-    mbar_arrive(&empty[s]);
-    if (active) promote(kb_begin + i, block);
+    if (active) wgmma_issue_block(partial, stage + g * kWgmmaTileM * kWgmmaTileK, stage + kA);
+  };
+  auto finish = [&](std::int64_t i, float* partial) {  // after block i's partial is complete
+    mbar_arrive(&empty[i % kWgmmaStages]);
+    if (active) promote(kb_begin + i, static_cast<const float*>(partial));
+  };
+  float p0[kWgmmaAccRegs], p1[kWgmmaAccRegs];
+  if constexpr (!kOverlap) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      issue(i, p0);
+      if (active) wgmma_wait_blocks<0>(p0);
+      finish(i, p0);
+    }
+  } else {
+    // Block i's partial in p0 (i even) or p1 (i odd); `step` issues block i + 1 into the other
+    // buffer before it waits for block i.
+    auto step = [&](std::int64_t i, float* cur, float* next) {
+      if (i + 1 < n) {
+        issue(i + 1, next);
+        if (active) wgmma_wait_blocks<1>(cur);
+      } else if (active) {
+        wgmma_wait_blocks<0>(cur);
+      }
+      finish(i, cur);
+    };
+    if (n > 0) issue(0, p0);
+    for (std::int64_t i = 0; i < n; i += 2) {
+      step(i, p0, p1);
+      if (i + 1 < n) step(i + 1, p1, p0);
+    }
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 168;\n" ::: "memory");
   }
 #else
   (void)smem, (void)maps, (void)rows, (void)m0, (void)n0;
-  (void)kb_begin, (void)kb_end, (void)block, (void)promote;
+  (void)kb_begin, (void)kb_end, (void)promote;
 #endif
 }
+
+// Whether the fp8 GEMMs' wgmma kernels take the overlapped K loop (wgmma_pipeline's kOverlap):
+// an A/B knob, FUSEBENCH_WGMMA_OVERLAP=0 selects the loop that waits before each promotion. Read
+// once per process.
+bool wgmma_overlap_enabled();
 
 // Lets `kernel` use the pipeline's dynamic shared memory (more than the 48 KB a launch gets by
 // default); once per kernel, before its first launch.

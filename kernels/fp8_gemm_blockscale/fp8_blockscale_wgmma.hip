@@ -6,6 +6,7 @@
 // into acc in slice order. Deterministic (fixed instruction sequence, ordered slices); against the
 // blocked emulation within the bound of kernels/fp8_gemm/fp8_gemm_bounds.hpp.
 #include <string>
+#include <type_traits>
 
 #include "core/errors.hpp"
 #include "kernels/common/gpu_check.hpp"
@@ -18,6 +19,7 @@
 namespace fb {
 namespace {
 
+template <bool kOverlap>
 __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kernel(Fp8BlockscaleParams p,
                                                                              Fp8BlockscaleBuffers b,
                                                                              std::uint32_t epoch,
@@ -32,7 +34,7 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
   const std::int64_t kb_count = p.k_blocks();
   // This thread's two rows (fragment rows r and r + 8); rows past M read scale 0.
   const std::int64_t row_lo = m0 + wgmma_acc_row(0), row_hi = m0 + wgmma_acc_row(2);
-  float part[kWgmmaAccRegs], block[kWgmmaAccRegs];
+  float part[kWgmmaAccRegs];
 #pragma unroll
   for (int j = 0; j < kWgmmaAccRegs; ++j) part[j] = 0.0f;
   // Block kb's three scales are loaded during block kb's product (after block kb - 1's promotion).
@@ -44,7 +46,7 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
     bs = b.b_scale[nb * kb_count + kb];
   };
   if (kb_begin < kb_end && !wgmma_is_producer()) load_scales(kb_begin);
-  wgmma_pipeline(smem, maps, p.rows, cta_m0, n0, kb_begin, kb_end, block,
+  wgmma_pipeline<kOverlap>(smem, maps, p.rows, cta_m0, n0, kb_begin, kb_end,
                    [&](std::int64_t kb, const float* partial) {
 #pragma unroll
                      for (int j = 0; j < kWgmmaAccRegs; ++j)
@@ -56,17 +58,17 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
   turnstile_wait(ticket, epoch, s);
   const bool last = s == p.slices - 1;
   if (!wgmma_is_producer()) {
-    // Every prior sum of this thread's elements is read before any is written (into `block`,
-    // free after the K loop): the reads overlap.
+    // Every prior sum of this thread's elements is read before any is written: the reads overlap.
+    float prior[kWgmmaAccRegs];
 #pragma unroll
     for (int j = 0; j < kWgmmaAccRegs; ++j) {
       const std::int64_t m = m0 + wgmma_acc_row(j), n = n0 + wgmma_acc_col(j);
-      block[j] = m < p.rows ? turnstile_read(b.acc, m * p.cols + n) : 0.0f;
+      prior[j] = m < p.rows ? turnstile_read(b.acc, m * p.cols + n) : 0.0f;
     }
 #pragma unroll
     for (int j = 0; j < kWgmmaAccRegs; ++j) {
       const std::int64_t m = m0 + wgmma_acc_row(j), n = n0 + wgmma_acc_col(j);
-      if (m < p.rows) turnstile_write(b.acc, b.c, m * p.cols + n, block[j], part[j], last);
+      if (m < p.rows) turnstile_write(b.acc, b.c, m * p.cols + n, prior[j], part[j], last);
     }
   }
   turnstile_pass(ticket, epoch, s);
@@ -89,11 +91,19 @@ void fp8_blockscale_wgmma_launch(const Fp8BlockscaleParams& p, const Fp8Blocksca
   if (const std::string why = fp8_blockscale_wgmma_unavailable(p); !why.empty())
     throw DeviceError("fp8_blockscale_wgmma: " + why);
   if (p.rows == 0) return;
-  wgmma_pipeline_allow_smem<fp8_blockscale_wgmma_kernel>();
   const dim3 grid(static_cast<unsigned>(p.n_blocks()), static_cast<unsigned>((p.rows + kWgmmaCtaM - 1) / kWgmmaCtaM),
                   static_cast<unsigned>(p.slices));
-  fp8_blockscale_wgmma_kernel<<<grid, kWgmmaCtaThreads, kWgmmaPipelineBytes, static_cast<hipStream_t>(stream)>>>(
-      p, b, next_blockscale_epoch(), wgmma_operands(b.a, p.rows, b.b, p.cols, p.depth));
+  const WgmmaOperands maps = wgmma_operands(b.a, p.rows, b.b, p.cols, p.depth);
+  const auto launch = [&](auto overlap) {
+    constexpr auto kKernel = fp8_blockscale_wgmma_kernel<decltype(overlap)::value>;
+    wgmma_pipeline_allow_smem<kKernel>();
+    kKernel<<<grid, kWgmmaCtaThreads, kWgmmaPipelineBytes, static_cast<hipStream_t>(stream)>>>(
+        p, b, next_blockscale_epoch(), maps);
+  };
+  if (wgmma_overlap_enabled())
+    launch(std::true_type{});
+  else
+    launch(std::false_type{});
   gpu_check_launch("fp8_blockscale_wgmma_kernel");
 }
 
