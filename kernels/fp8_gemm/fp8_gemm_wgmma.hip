@@ -1,16 +1,16 @@
-// The general per-token x per-channel fp8 GEMM on the matrix units (wgmma, sm_90a): a CTA computes
-// a 128 x 128 tile of C, two consumer warpgroups of 64 rows each fed by a TMA producer
-// (wgmma_pipeline, 4 stages). For each 128-K block in order the matrix unit forms a warpgroup's
+// The general per-token x per-channel fp8 GEMM on the matrix units (wgmma, sm_90a): a persistent CTA
+// (one per SM) computes 128 x 128 tiles of C in turn, two consumer warpgroups of 64 rows each fed by
+// a TMA producer (wgmma_pipeline, 4 stages) that runs on into the next tile during a tile's epilogue. For each 128-K block in order the matrix unit forms a warpgroup's
 // partial (4 k32 steps from zero), promoted into fp32 registers on the CUDA cores:
 // acc = acc + partial, blocks in increasing K. The epilogue is the canonical one. Only the
 // partials' internal accumulation differs from the blocked emulation (fp8_gemm_blocked_emu); see
 // fp8_gemm_bounds.hpp for the bound.
 // Until run 46 a CTA was one warpgroup of 64 x 128, double-buffered, with two barriers per block;
-// until run 50 the producer was a warpgroup of cp.async copies.
+// until run 50 the producer was a warpgroup of cp.async copies; until run 53 a CTA took one tile.
 // Deterministic: a fixed instruction sequence with no atomics, so the same bytes on every run of
 // one device.
+#include <algorithm>
 #include <string>
-#include <type_traits>
 
 #include "core/errors.hpp"
 #include "kernels/common/gpu_check.hpp"
@@ -23,40 +23,49 @@
 namespace fb {
 namespace {
 
-template <bool kOverlap>
+// Persistent: CTA c takes tiles c, c + G, ... (G = gridDim.x, at most one CTA per SM), N fastest, so
+// the CTAs in flight at any time share each A tile through L2 as the one-tile-per-CTA grid did.
 __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_gemm_wgmma_kernel(Fp8GemmParams p, Fp8GemmBuffers b,
                                                                        const FB_GRID_CONSTANT WgmmaOperands maps) {
 #if FB_WGMMA_AVAILABLE
   extern __shared__ __align__(128) std::uint8_t smem[];
-  const std::int64_t m0 = static_cast<std::int64_t>(blockIdx.y) * kWgmmaCtaM;
-  const std::int64_t n0 = static_cast<std::int64_t>(blockIdx.x) * kWgmmaTileN;
+  const std::int64_t n_tiles = (p.cols + kWgmmaTileN - 1) / kWgmmaTileN;
+  const std::int64_t tiles = n_tiles * ((p.rows + kWgmmaCtaM - 1) / kWgmmaCtaM);
+  const auto unit = [&](int i, WgmmaUnit& w) {
+    const std::int64_t t = blockIdx.x + static_cast<std::int64_t>(i) * gridDim.x;
+    w = WgmmaUnit{(t / n_tiles) * kWgmmaCtaM, (t % n_tiles) * kWgmmaTileN, 0, p.depth / kWgmmaTileK};
+    return t < tiles;
+  };
   float acc[kWgmmaAccRegs];
+  const auto start = [&](const WgmmaUnit&) {
 #pragma unroll
-  for (int j = 0; j < kWgmmaAccRegs; ++j) acc[j] = 0.0f;
-  wgmma_pipeline<kOverlap>(smem, maps, p.rows, m0, n0, 0, p.depth / kWgmmaTileK,
-                 [&](std::int64_t, const float* partial) {
+    for (int j = 0; j < kWgmmaAccRegs; ++j) acc[j] = 0.0f;
+  };
+  const auto promote = [&](std::int64_t, const float* partial) {
 #pragma unroll
-                   for (int j = 0; j < kWgmmaAccRegs; ++j) acc[j] = acc[j] + partial[j];
-                 });
-  if (wgmma_is_producer()) return;
-  const std::int64_t rows0 = m0 + static_cast<std::int64_t>(wgmma_consumer_group()) * kWgmmaTileM;
-  // Registers j and j + 1 are adjacent columns of one row: one 4-byte store where the row's
-  // elements are 4-byte aligned (N even), else two 2-byte ones.
+    for (int j = 0; j < kWgmmaAccRegs; ++j) acc[j] = acc[j] + partial[j];
+  };
+  const auto finish = [&](const WgmmaUnit& w) {
+    const std::int64_t rows0 = w.m0 + static_cast<std::int64_t>(wgmma_consumer_group()) * kWgmmaTileM;
+    // Registers j and j + 1 are adjacent columns of one row: one 4-byte store where the row's
+    // elements are 4-byte aligned (N even), else two 2-byte ones.
 #pragma unroll
-  for (int j = 0; j < kWgmmaAccRegs; j += 2) {
-    const std::int64_t m = rows0 + wgmma_acc_row(j), n = n0 + wgmma_acc_col(j);
-    if (m >= p.rows || n >= p.cols) continue;
-    const std::uint16_t lo = fp8_gemm_epilogue(acc[j], b.b_scale[n], b.a_scale[m]);
-    if (n + 1 < p.cols) {
-      const std::uint16_t hi = fp8_gemm_epilogue(acc[j + 1], b.b_scale[n + 1], b.a_scale[m]);
-      if (p.cols % 2 == 0)
-        *reinterpret_cast<std::uint32_t*>(b.c + m * p.cols + n) = lo | (static_cast<std::uint32_t>(hi) << 16);
-      else
-        b.c[m * p.cols + n] = lo, b.c[m * p.cols + n + 1] = hi;
-    } else {
-      b.c[m * p.cols + n] = lo;
+    for (int j = 0; j < kWgmmaAccRegs; j += 2) {
+      const std::int64_t m = rows0 + wgmma_acc_row(j), n = w.n0 + wgmma_acc_col(j);
+      if (m >= p.rows || n >= p.cols) continue;
+      const std::uint16_t lo = fp8_gemm_epilogue(acc[j], b.b_scale[n], b.a_scale[m]);
+      if (n + 1 < p.cols) {
+        const std::uint16_t hi = fp8_gemm_epilogue(acc[j + 1], b.b_scale[n + 1], b.a_scale[m]);
+        if (p.cols % 2 == 0)
+          *reinterpret_cast<std::uint32_t*>(b.c + m * p.cols + n) = lo | (static_cast<std::uint32_t>(hi) << 16);
+        else
+          b.c[m * p.cols + n] = lo, b.c[m * p.cols + n + 1] = hi;
+      } else {
+        b.c[m * p.cols + n] = lo;
+      }
     }
-  }
+  };
+  wgmma_pipeline(smem, maps, p.rows, unit, start, promote, finish);
 #else
   (void)p;
   (void)b;
@@ -75,18 +84,11 @@ std::string fp8_gemm_wgmma_unavailable(const Fp8GemmParams& p) {
 void fp8_gemm_wgmma_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void* stream) {
   if (const std::string why = fp8_gemm_wgmma_unavailable(p); !why.empty()) throw DeviceError("fp8_gemm_wgmma: " + why);
   if (p.rows == 0 || p.cols == 0) return;
-  const dim3 grid(static_cast<unsigned>((p.cols + kWgmmaTileN - 1) / kWgmmaTileN),
-                  static_cast<unsigned>((p.rows + kWgmmaCtaM - 1) / kWgmmaCtaM));
+  wgmma_pipeline_allow_smem<fp8_gemm_wgmma_kernel>();
+  const std::int64_t tiles = ((p.cols + kWgmmaTileN - 1) / kWgmmaTileN) * ((p.rows + kWgmmaCtaM - 1) / kWgmmaCtaM);
+  const auto grid = static_cast<unsigned>(std::min<std::int64_t>(tiles, device_multiprocessors()));
   const WgmmaOperands maps = wgmma_operands(b.a, p.rows, b.b, p.cols, p.depth);
-  const auto launch = [&](auto overlap) {
-    constexpr auto kKernel = fp8_gemm_wgmma_kernel<decltype(overlap)::value>;
-    wgmma_pipeline_allow_smem<kKernel>();
-    kKernel<<<grid, kWgmmaCtaThreads, kWgmmaPipelineBytes, static_cast<hipStream_t>(stream)>>>(p, b, maps);
-  };
-  if (wgmma_overlap_enabled())
-    launch(std::true_type{});
-  else
-    launch(std::false_type{});
+  fp8_gemm_wgmma_kernel<<<grid, kWgmmaCtaThreads, kWgmmaPipelineBytes, static_cast<hipStream_t>(stream)>>>(p, b, maps);
   gpu_check_launch("fp8_gemm_wgmma_kernel");
 }
 

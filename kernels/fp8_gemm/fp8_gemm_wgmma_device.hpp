@@ -165,31 +165,37 @@ __device__ inline bool wgmma_is_producer() { return threadIdx.x >= kWgmmaConsume
 // This consumer thread's warpgroup: its rows of the CTA tile start at 64 x this.
 __device__ inline int wgmma_consumer_group() { return static_cast<int>(threadIdx.x / kWgmmaThreads); }
 
-// The K loop of a kWgmmaCtaM x 128 CTA tile over 128-K blocks [kb_begin, kb_end), warp-specialised
-// (all kWgmmaCtaThreads threads call it):
+// One unit of a CTA's work: a kWgmmaCtaM x 128 tile of C at (m0, n0) over the 128-K blocks
+// [kb_begin, kb_end) (a split-K slice, or all of K).
+struct WgmmaUnit {
+  std::int64_t m0, n0, kb_begin, kb_end;
+};
+
+// The K loops of a CTA's units, warp-specialised (all kWgmmaCtaThreads threads call it). unit(i, w)
+// fills unit i of this CTA and returns false past the last one; the stages and their barriers run
+// on from one unit into the next, so a persistent CTA's loads of unit i + 1 overlap unit i's
+// epilogue.
 // - one producer thread has the TMA copy block kb's A (kWgmmaCtaM rows from m0) and B (128 rows
-//   from n0) boxes into stage kb % kWgmmaStages once the consumers have released that stage (its
-//   `empty` barrier); the copies complete their bytes on the stage's `full` barrier. The rest of
-//   the producer warpgroup returns at once;
-// - consumer warpgroup g waits for `full`, lets the matrix unit form its rows' partial of the
-//   block, releases the stage once the partial is complete and calls promote(kb, partial) on the
-//   CUDA cores, blocks in increasing kb. The loads run kWgmmaStages blocks ahead. A warpgroup whose
-//   64 rows all lie past `rows` still waits and releases, and skips its MMAs and promotions.
-// kOverlap (wgmma_overlap_enabled): block kb + 1's MMAs are issued before block kb's are waited
-// for (two partial buffers, wgmma.wait_group 1), so the matrix unit has the next block while the
-// CUDA cores promote; the 192 accumulator registers this takes come from the producer warpgroup
-// (setmaxnreg: producer 40, consumers 232 of the 168 a thread gets at launch). Otherwise each
-// block's MMAs are waited for before the promotion, and only the other warpgroup's MMAs overlap it.
-// Either way the arithmetic (and the emulation) is that of a one-stage loop: the same partials,
-// promoted in the same order; only when the bytes arrive changes. Returns in every thread; only
-// the consumers' promotions mean anything.
+//   from n0) boxes into the next stage once the consumers have released it (its `empty` barrier);
+//   the copies complete their bytes on the stage's `full` barrier. The rest of the producer
+//   warpgroup returns at once;
+// - consumer warpgroup g, for each unit: start(w); then for each block, in increasing kb: wait for
+//   `full`, let the matrix unit form its rows' partial of the block and wait for it, release the
+//   stage and call promote(kb, partial) on the CUDA cores; then finish(w) (the unit's epilogue;
+//   consumer threads only, so no __syncthreads inside: the producer thread does not reach it).
+//   While one warpgroup promotes, the other's MMAs run; the loads run
+//   kWgmmaStages blocks ahead. A warpgroup whose 64 rows all lie past `rows` still waits and
+//   releases, and skips its MMAs and promotions.
+// So the arithmetic (and the emulation) is that of a one-stage loop; only when the bytes arrive
+// changes. Returns in every thread. Run 53 tried issuing block kb + 1's MMAs before waiting for
+// block kb (two partial buffers, wait_group 1, setmaxnreg): ptxas serialised the MMAs around the
+// promotion's reads (C7514) and the probe timed it 1.2x slower (tools/probes/wgmma_pipeline_probe.cu).
 // `maps` is the launch's __grid_constant__ parameter (wgmma_operands). Shared memory:
 // kWgmmaPipelineBytes of `smem` (dynamic; the stages start at its first 1024-byte boundary, as the
 // 128-byte swizzle needs).
-template <bool kOverlap, class Promote>
-__device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& maps, std::int64_t rows,
-                                      std::int64_t m0, std::int64_t n0, std::int64_t kb_begin, std::int64_t kb_end,
-                                      Promote&& promote) {
+template <class Unit, class Start, class Promote, class Finish>
+__device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& maps, std::int64_t rows, Unit&& unit,
+                                      Start&& start, Promote&& promote, Finish&& finish) {
 #if FB_WGMMA_AVAILABLE
   smem += (1024 - smem_address(smem) % 1024) % 1024;
   auto* full = reinterpret_cast<std::uint64_t*>(smem + kWgmmaStages * kWgmmaStageBytes);
@@ -203,77 +209,47 @@ __device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& m
   }
   __syncthreads();
   constexpr int kA = kWgmmaCtaM * kWgmmaTileK;
-  const std::int64_t n = kb_end - kb_begin;
+  WgmmaUnit w{};
+  std::int64_t it = 0;  // blocks through the stages so far: stage it % kWgmmaStages, its use it / kWgmmaStages
   if (wgmma_is_producer()) {
-    if constexpr (kOverlap) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
-    if (threadIdx.x == kWgmmaConsumerGroups * kWgmmaThreads) {
-    for (std::int64_t i = 0; i < n; ++i) {
-      const int s = static_cast<int>(i % kWgmmaStages);
-      const std::int64_t use = i / kWgmmaStages;
-      if (use > 0) mbar_wait(&empty[s], static_cast<std::uint32_t>((use - 1) & 1));
-      std::uint8_t* stage = smem + s * kWgmmaStageBytes;
-      const std::int64_t k0 = (kb_begin + i) * kWgmmaTileK;
-      mbar_arrive_expect_bytes(&full[s], kWgmmaStageBytes);
-      tma_load_box(stage, &maps.a, k0, m0, &full[s]);
-      tma_load_box(stage + kA, &maps.b, k0, n0, &full[s]);
+    if (threadIdx.x != kWgmmaConsumerGroups * kWgmmaThreads) return;
+    for (int u = 0; unit(u, w); ++u) {
+      for (std::int64_t kb = w.kb_begin; kb < w.kb_end; ++kb, ++it) {
+        const int s = static_cast<int>(it % kWgmmaStages);
+        const std::int64_t use = it / kWgmmaStages;
+        if (use > 0) mbar_wait(&empty[s], static_cast<std::uint32_t>((use - 1) & 1));
+        std::uint8_t* stage = smem + s * kWgmmaStageBytes;
+        mbar_arrive_expect_bytes(&full[s], kWgmmaStageBytes);
+        tma_load_box(stage, &maps.a, kb * kWgmmaTileK, w.m0, &full[s]);
+        tma_load_box(stage + kA, &maps.b, kb * kWgmmaTileK, w.n0, &full[s]);
+      }
     }
-    }
-    // Back to the launch's share before the caller's code, which both roles reach.
-    __syncwarp();
-    if constexpr (kOverlap) asm volatile("setmaxnreg.inc.sync.aligned.u32 168;\n" ::: "memory");
     return;
   }
-  if constexpr (kOverlap) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
   const int g = wgmma_consumer_group();
-  const bool active = m0 + static_cast<std::int64_t>(g) * kWgmmaTileM < rows;
-  // Block i's stage: wait for its bytes (the TMA and the matrix unit both work in the async proxy,
-  // so the completed phase of `full` is all the ordering the reads need), issue its MMAs.
-  auto issue = [&](std::int64_t i, float* partial) {
-    const int s = static_cast<int>(i % kWgmmaStages);
-    mbar_wait(&full[s], static_cast<std::uint32_t>((i / kWgmmaStages) & 1));
-    const std::uint8_t* stage = smem + s * kWgmmaStageBytes;
-    if (active) wgmma_issue_block(partial, stage + g * kWgmmaTileM * kWgmmaTileK, stage + kA);
-  };
-  auto finish = [&](std::int64_t i, float* partial) {  // after block i's partial is complete
-    mbar_arrive(&empty[i % kWgmmaStages]);
-    if (active) promote(kb_begin + i, static_cast<const float*>(partial));
-  };
-  float p0[kWgmmaAccRegs], p1[kWgmmaAccRegs];
-  if constexpr (!kOverlap) {
-    for (std::int64_t i = 0; i < n; ++i) {
-      issue(i, p0);
-      if (active) wgmma_wait_blocks<0>(p0);
-      finish(i, p0);
-    }
-  } else {
-    // Block i's partial in p0 (i even) or p1 (i odd); `step` issues block i + 1 into the other
-    // buffer before it waits for block i.
-    auto step = [&](std::int64_t i, float* cur, float* next) {
-      if (i + 1 < n) {
-        issue(i + 1, next);
-        if (active) wgmma_wait_blocks<1>(cur);
-      } else if (active) {
-        wgmma_wait_blocks<0>(cur);
+  float partial[kWgmmaAccRegs];
+  for (int u = 0; unit(u, w); ++u) {
+    const bool active = w.m0 + static_cast<std::int64_t>(g) * kWgmmaTileM < rows;
+    start(w);
+    for (std::int64_t kb = w.kb_begin; kb < w.kb_end; ++kb, ++it) {
+      const int s = static_cast<int>(it % kWgmmaStages);
+      mbar_wait(&full[s], static_cast<std::uint32_t>((it / kWgmmaStages) & 1));
+      const std::uint8_t* stage = smem + s * kWgmmaStageBytes;
+      // The TMA and the matrix unit both work in the async proxy: the completed phase of `full`
+      // is all the ordering the reads need.
+      if (active) {
+        wgmma_issue_block(partial, stage + g * kWgmmaTileM * kWgmmaTileK, stage + kA);
+        wgmma_wait_blocks<0>(partial);
       }
-      finish(i, cur);
-    };
-    if (n > 0) issue(0, p0);
-    for (std::int64_t i = 0; i < n; i += 2) {
-      step(i, p0, p1);
-      if (i + 1 < n) step(i + 1, p1, p0);
+      mbar_arrive(&empty[s]);
+      if (active) promote(kb, static_cast<const float*>(partial));
     }
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 168;\n" ::: "memory");
+    finish(w);
   }
 #else
-  (void)smem, (void)maps, (void)rows, (void)m0, (void)n0;
-  (void)kb_begin, (void)kb_end, (void)promote;
+  (void)smem, (void)maps, (void)rows, (void)unit, (void)start, (void)promote, (void)finish;
 #endif
 }
-
-// Whether the fp8 GEMMs' wgmma kernels take the overlapped K loop (wgmma_pipeline's kOverlap):
-// an A/B knob, FUSEBENCH_WGMMA_OVERLAP=0 selects the loop that waits before each promotion. Read
-// once per process.
-bool wgmma_overlap_enabled();
 
 // Lets `kernel` use the pipeline's dynamic shared memory (more than the 48 KB a launch gets by
 // default); once per kernel, before its first launch.

@@ -1,6 +1,5 @@
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_probe.hpp"
 
-#include <cstdlib>
 #include <mutex>
 
 #include "kernels/common/flag_probe.hpp"
@@ -27,14 +26,6 @@ std::string wgmma_device_unavailable() {
   static std::string why;
   std::call_once(once, [] { why = probe(); });
   return why;
-}
-
-bool wgmma_overlap_enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("FUSEBENCH_WGMMA_OVERLAP");
-    return v == nullptr || std::string(v) != "0";
-  }();
-  return on;
 }
 
 }  // namespace fb

@@ -6,7 +6,6 @@
 // into acc in slice order. Deterministic (fixed instruction sequence, ordered slices); against the
 // blocked emulation within the bound of kernels/fp8_gemm/fp8_gemm_bounds.hpp.
 #include <string>
-#include <type_traits>
 
 #include "core/errors.hpp"
 #include "kernels/common/gpu_check.hpp"
@@ -19,7 +18,6 @@
 namespace fb {
 namespace {
 
-template <bool kOverlap>
 __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kernel(Fp8BlockscaleParams p,
                                                                              Fp8BlockscaleBuffers b,
                                                                              std::uint32_t epoch,
@@ -46,13 +44,18 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
     bs = b.b_scale[nb * kb_count + kb];
   };
   if (kb_begin < kb_end && !wgmma_is_producer()) load_scales(kb_begin);
-  wgmma_pipeline<kOverlap>(smem, maps, p.rows, cta_m0, n0, kb_begin, kb_end,
-                   [&](std::int64_t kb, const float* partial) {
+  // One unit: this CTA's tile and slice (the turnstile below needs every thread, producer included).
+  const auto unit = [&](int i, WgmmaUnit& w) {
+    w = WgmmaUnit{cta_m0, n0, kb_begin, kb_end};
+    return i == 0;
+  };
+  const auto promote = [&](std::int64_t kb, const float* partial) {
 #pragma unroll
-                     for (int j = 0; j < kWgmmaAccRegs; ++j)
-                       part[j] = blockscale_promote(part[j], partial[j], (j / 2) % 2 ? as_hi : as_lo, bs);
-                     if (kb + 1 < kb_end) load_scales(kb + 1);
-                   });
+    for (int j = 0; j < kWgmmaAccRegs; ++j)
+      part[j] = blockscale_promote(part[j], partial[j], (j / 2) % 2 ? as_hi : as_lo, bs);
+    if (kb + 1 < kb_end) load_scales(kb + 1);
+  };
+  wgmma_pipeline(smem, maps, p.rows, unit, [](const WgmmaUnit&) {}, promote, [](const WgmmaUnit&) {});
   std::uint32_t* ticket = b.tickets + static_cast<std::int64_t>(blockIdx.y) * p.n_blocks() + nb;
   // Every thread of the CTA takes part in the turnstile's barriers; the producer adds nothing.
   turnstile_wait(ticket, epoch, s);
@@ -93,17 +96,9 @@ void fp8_blockscale_wgmma_launch(const Fp8BlockscaleParams& p, const Fp8Blocksca
   if (p.rows == 0) return;
   const dim3 grid(static_cast<unsigned>(p.n_blocks()), static_cast<unsigned>((p.rows + kWgmmaCtaM - 1) / kWgmmaCtaM),
                   static_cast<unsigned>(p.slices));
-  const WgmmaOperands maps = wgmma_operands(b.a, p.rows, b.b, p.cols, p.depth);
-  const auto launch = [&](auto overlap) {
-    constexpr auto kKernel = fp8_blockscale_wgmma_kernel<decltype(overlap)::value>;
-    wgmma_pipeline_allow_smem<kKernel>();
-    kKernel<<<grid, kWgmmaCtaThreads, kWgmmaPipelineBytes, static_cast<hipStream_t>(stream)>>>(
-        p, b, next_blockscale_epoch(), maps);
-  };
-  if (wgmma_overlap_enabled())
-    launch(std::true_type{});
-  else
-    launch(std::false_type{});
+  wgmma_pipeline_allow_smem<fp8_blockscale_wgmma_kernel>();
+  fp8_blockscale_wgmma_kernel<<<grid, kWgmmaCtaThreads, kWgmmaPipelineBytes, static_cast<hipStream_t>(stream)>>>(
+      p, b, next_blockscale_epoch(), wgmma_operands(b.a, p.rows, b.b, p.cols, p.depth));
   gpu_check_launch("fp8_blockscale_wgmma_kernel");
 }
 
