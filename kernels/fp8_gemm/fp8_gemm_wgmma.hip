@@ -10,6 +10,7 @@
 // Deterministic: a fixed instruction sequence with no atomics, so the same bytes on every run of
 // one device.
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "core/errors.hpp"
@@ -86,7 +87,13 @@ void fp8_gemm_wgmma_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void
   if (p.rows == 0 || p.cols == 0) return;
   wgmma_pipeline_allow_smem<fp8_gemm_wgmma_kernel>();
   const std::int64_t tiles = ((p.cols + kWgmmaTileN - 1) / kWgmmaTileN) * ((p.rows + kWgmmaCtaM - 1) / kWgmmaCtaM);
-  const auto grid = static_cast<unsigned>(std::min<std::int64_t>(tiles, device_multiprocessors()));
+  // A/B knob (run 53): FUSEBENCH_WGMMA_GRID=persistent or =tiles forces one schedule.
+  static const std::string knob = [] {
+    const char* v = std::getenv("FUSEBENCH_WGMMA_GRID");
+    return std::string(v ? v : "");
+  }();
+  const bool persistent = knob.empty() ? p.depth / kWgmmaTileK <= 16 : knob == "persistent";
+  const auto grid = static_cast<unsigned>(persistent ? std::min<std::int64_t>(tiles, device_multiprocessors()) : tiles);
   const WgmmaOperands maps = wgmma_operands(b.a, p.rows, b.b, p.cols, p.depth);
   fp8_gemm_wgmma_kernel<<<grid, kWgmmaCtaThreads, kWgmmaPipelineBytes, static_cast<hipStream_t>(stream)>>>(p, b, maps);
   gpu_check_launch("fp8_gemm_wgmma_kernel");
