@@ -151,11 +151,9 @@ __device__ inline void wgmma_issue_block(float* partial, const std::uint8_t* til
     wgmma_m64n128k32_e4m3(partial, wgmma_descriptor(tile_a + 32 * s), wgmma_descriptor(tile_b + 32 * s), s > 0);
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
-// Waits until at most kPending of this warpgroup's committed blocks are still running; `partial`
-// (the block waited for) is read only after this point.
-template <int kPending>
-__device__ inline void wgmma_wait_blocks(float* partial) {
-  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
+// Waits for this warpgroup's committed blocks; `partial` is read only after this point.
+__device__ inline void wgmma_wait_block(float* partial) {
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
   wgmma_fence_registers(partial);
 }
 #endif
@@ -183,9 +181,9 @@ struct WgmmaUnit {
 //   `full`, let the matrix unit form its rows' partial of the block and wait for it, release the
 //   stage and call promote(kb, partial) on the CUDA cores; then finish(w) (the unit's epilogue;
 //   consumer threads only, so no __syncthreads inside: the producer thread does not reach it).
-//   While one warpgroup promotes, the other's MMAs run; the loads run
-//   kWgmmaStages blocks ahead. A warpgroup whose 64 rows all lie past `rows` still waits and
-//   releases, and skips its MMAs and promotions.
+//   While one warpgroup promotes, the other's MMAs run; the loads run kWgmmaStages blocks ahead.
+//   A warpgroup whose 64 rows all lie past `rows` still waits and releases, and skips its MMAs and
+//   promotions.
 // So the arithmetic (and the emulation) is that of a one-stage loop; only when the bytes arrive
 // changes. Returns in every thread. Run 53 tried issuing block kb + 1's MMAs before waiting for
 // block kb (two partial buffers, wait_group 1, setmaxnreg): ptxas serialised the MMAs around the
@@ -239,7 +237,7 @@ __device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& m
       // is all the ordering the reads need.
       if (active) {
         wgmma_issue_block(partial, stage + g * kWgmmaTileM * kWgmmaTileK, stage + kA);
-        wgmma_wait_blocks<0>(partial);
+        wgmma_wait_block(partial);
       }
       mbar_arrive(&empty[s]);
       if (active) promote(kb, static_cast<const float*>(partial));
