@@ -94,9 +94,9 @@ void fp8_blockscale_wgmma_launch(const Fp8BlockscaleParams& p, const Fp8Blocksca
   if (const std::string why = fp8_blockscale_wgmma_unavailable(p); !why.empty())
     throw DeviceError("fp8_blockscale_wgmma: " + why);
   if (p.rows == 0) return;
+  wgmma_pipeline_allow_smem<fp8_blockscale_wgmma_kernel>();
   const dim3 grid(static_cast<unsigned>(p.n_blocks()), static_cast<unsigned>((p.rows + kWgmmaCtaM - 1) / kWgmmaCtaM),
                   static_cast<unsigned>(p.slices));
-  wgmma_pipeline_allow_smem<fp8_blockscale_wgmma_kernel>();
   fp8_blockscale_wgmma_kernel<<<grid, kWgmmaCtaThreads, kWgmmaPipelineBytes, static_cast<hipStream_t>(stream)>>>(
       p, b, next_blockscale_epoch(), wgmma_operands(b.a, p.rows, b.b, p.cols, p.depth));
   gpu_check_launch("fp8_blockscale_wgmma_kernel");
