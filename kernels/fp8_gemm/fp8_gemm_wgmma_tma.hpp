@@ -1,8 +1,9 @@
 // The TMA descriptors (tensor maps) the wgmma pipeline's producer copies its tiles with: one per
 // operand of a launch, encoded on the host and passed to the kernel as a __grid_constant__
 // parameter. A map describes a row-major fp8 matrix of `rows` x `depth` bytes and a box of
-// 128 K x the pipeline's rows (kWgmmaCtaM for A, kWgmmaTileN for B) in the 128-byte swizzle (fp8_gemm_wgmma_layout.hpp: the layout the wgmma
-// descriptors read); rows past the end of the matrix arrive as zeros.
+// 128 K x the pipeline's rows (kWgmmaCtaM for A, kWgmmaTileN for B) in the 128-byte swizzle
+// (fp8_gemm_wgmma_layout.hpp: the layout the wgmma descriptors read); rows past the end of the
+// matrix arrive as zeros.
 #pragma once
 
 #include <cstdint>
