@@ -353,12 +353,16 @@ struct RouterGateArgs {
 // (router_last_block): a strong relaxed load at device scope, served by the coherence point (L2),
 // never by a stale line of this multiprocessor's L1. In program order (asm volatile, memory
 // clobber: not moved above the fence), but not waited for: the hardware keeps many in flight.
+template <bool kViaL2 = false>
 __device__ inline float router_load_coherent(const float* p) {
 #if defined(__HIPCC__)
   return __hip_atomic_load(p, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
 #else
   float v;
-  asm volatile("ld.relaxed.gpu.global.f32 %0, [%1];" : "=f"(v) : "l"(p) : "memory");
+  if constexpr (kViaL2)  // EXPERIMENT (run 54 probe): a weak load cached in L2 only
+    asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(v) : "l"(p) : "memory");
+  else
+    asm volatile("ld.relaxed.gpu.global.f32 %0, [%1];" : "=f"(v) : "l"(p) : "memory");
   return v;
 #endif
 }
@@ -372,7 +376,7 @@ inline constexpr int kRouterSliceBatch = 8;
 // v[i] = ((P_0 + P_1) + P_2) + ... + P_{S-1} at element at[i] of a [S][slice] partials array, for
 // the kN elements with live[i] (the others are left alone). kCoherent: written by other blocks of
 // this launch (router_load_coherent), else ordinary loads.
-template <int kN, bool kCoherent>
+template <int kN, bool kCoherent, bool kViaL2 = false>
 __device__ inline void router_sum_partials(const float* partials, std::int64_t slice, int split_k,
                                            const std::int64_t (&at)[kN], const bool (&live)[kN], float (&v)[kN]) {
   for (int s0 = 0; s0 < split_k; s0 += kRouterSliceBatch) {
@@ -383,7 +387,7 @@ __device__ inline void router_sum_partials(const float* partials, std::int64_t s
       for (int j = 0; j < kRouterSliceBatch; ++j) {
         const float* a = partials + static_cast<std::int64_t>(s0 + j) * slice + at[i];
         q[i][j] = 0.0f;
-        if (live[i] && s0 + j < split_k) q[i][j] = kCoherent ? router_load_coherent(a) : *a;
+        if (live[i] && s0 + j < split_k) q[i][j] = kCoherent ? router_load_coherent<kViaL2>(a) : *a;
       }
 #pragma unroll
     for (int i = 0; i < kN; ++i)
@@ -424,6 +428,7 @@ __device__ inline void router_row_logits(const RouterGateArgs& a, const float* p
 // loads issued together), writes them to logits and, if `stage` is given (shared memory,
 // rows x experts floats), there too for the gate.
 inline constexpr int kRouterTailRows = 16;
+template <bool kViaL2 = false>
 __device__ inline void router_block_logits(const float* partials, float* logits, int rows, int experts, int split_k,
                                            float* stage) {
   const std::int64_t n = static_cast<std::int64_t>(rows) * experts;
@@ -437,7 +442,7 @@ __device__ inline void router_block_logits(const float* partials, float* logits,
       live[j] = at[j] < n;
       v[j] = 0.0f;
     }
-    router_sum_partials<8, true>(partials, n, split_k, at, live, v);
+    router_sum_partials<8, true, kViaL2>(partials, n, split_k, at, live, v);
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
       if (!live[j]) continue;
@@ -488,7 +493,19 @@ __device__ inline void router_gate_rows(const RouterGateArgs& a, const float (&l
         if (i < V) score[n][i] = prob[n][i] = prob[n][i] / sum;
     }
   }
-  unsigned taken[kN] = {};
+  // Selection (router_math.hpp: k rounds, each the largest candidate not yet taken). Each lane sorts
+  // its candidates once (router_sort_desc8; empty slots are 0, below every real candidate), so round
+  // r is the max over the lanes' first candidates and the winning lane drops its first: the same
+  // expert as a search of every untaken slot (keys are distinct), and the round's dependent chain
+  // is two warp reductions and a compare. run 54's probe timed the slot-search rounds, with the
+  // probabilities fetched inside them, at about 6,300 cycles for one row (M = 1).
+  std::uint64_t list[kN][8];
+#pragma unroll
+  for (int n = 0; n < kN; ++n) {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) list[n][i] = i < V ? router_candidate(score[n][i], lane * V + i) : 0;
+    router_sort_desc8(list[n]);
+  }
   float w[kN][kRouterMaxTopk] = {};
   std::int32_t chosen[kN][kRouterMaxTopk] = {};
   // Rounds to the fixed bound kRouterMaxTopk (topk is uniform over the group), so w and chosen are
@@ -497,29 +514,21 @@ __device__ inline void router_gate_rows(const RouterGateArgs& a, const float (&l
   for (int r = 0; r < kRouterMaxTopk; ++r) {
     if (r < a.topk) {
       std::uint64_t best[kN];
-#pragma unroll
-      for (int n = 0; n < kN; ++n) {
-        best[n] = 0;
-#pragma unroll
-        for (int i = 0; i < 8; ++i) {
-          if (i >= V) continue;
-          const std::uint64_t c = (taken[n] >> i) & 1u ? 0 : router_candidate(score[n][i], lane * V + i);
-          best[n] = c > best[n] ? c : best[n];
-        }
-      }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
       // A lane group is a whole warp on NVIDIA: the 64-bit max as two warp reductions (the largest
       // key, then the largest low word among the lanes holding it) instead of ten shuffles.
       unsigned hi[kN];
 #pragma unroll
-      for (int n = 0; n < kN; ++n) hi[n] = __reduce_max_sync(0xFFFFFFFFu, static_cast<unsigned>(best[n] >> 32));
+      for (int n = 0; n < kN; ++n) hi[n] = __reduce_max_sync(0xFFFFFFFFu, static_cast<unsigned>(list[n][0] >> 32));
 #pragma unroll
       for (int n = 0; n < kN; ++n) {
         const unsigned lo = __reduce_max_sync(
-            0xFFFFFFFFu, static_cast<unsigned>(best[n] >> 32) == hi[n] ? static_cast<unsigned>(best[n]) : 0u);
+            0xFFFFFFFFu, static_cast<unsigned>(list[n][0] >> 32) == hi[n] ? static_cast<unsigned>(list[n][0]) : 0u);
         best[n] = (static_cast<std::uint64_t>(hi[n]) << 32) | lo;
       }
 #else
+#pragma unroll
+      for (int n = 0; n < kN; ++n) best[n] = list[n][0];
 #pragma unroll
       for (int h = 16; h > 0; h >>= 1) {
 #pragma unroll
@@ -533,13 +542,24 @@ __device__ inline void router_gate_rows(const RouterGateArgs& a, const float (&l
 #endif
 #pragma unroll
       for (int n = 0; n < kN; ++n) {
-        const std::int32_t id = router_candidate_id(best[n]);
-        const int owner = id / V, index = id % V;
+        chosen[n][r] = router_candidate_id(best[n]);
+        const bool won = list[n][0] == best[n];  // one lane: the keys are distinct
+#pragma unroll
+        for (int i = 0; i < 7; ++i) list[n][i] = won ? list[n][i + 1] : list[n][i];
+        list[n][7] = won ? 0 : list[n][7];
+      }
+    }
+  }
+  // The chosen experts' probabilities from their lanes: independent of each other, after the rounds.
+#pragma unroll
+  for (int r = 0; r < kRouterMaxTopk; ++r) {
+    if (r < a.topk) {
+#pragma unroll
+      for (int n = 0; n < kN; ++n) {
+        const int owner = chosen[n][r] / V, index = chosen[n][r] - owner * V;
         float mine = 0.0f;
 #pragma unroll
         for (int i = 0; i < 8; ++i) mine = i == index ? prob[n][i] : mine;
-        if (lane == owner) taken[n] |= 1u << index;
-        chosen[n][r] = id;
         w[n][r] = __uint_as_float(shfl_u32(__float_as_uint(mine), group_base + owner));
       }
     }
@@ -601,6 +621,10 @@ __device__ inline void router_block_gate(const RouterGateArgs& a, const float* s
   const int V = a.experts / 32, lane = static_cast<int>(threadIdx.x % 32), g = static_cast<int>(threadIdx.x / 32);
   constexpr int kN = kPairs ? 2 : 1;
   for (int row0 = 0; row0 < a.rows; row0 += kN * kRouterGroups) {
+    // A lane group with no row in this pass (its first row is past the last) has nothing to do: its
+    // shuffles are its own (32-lane groups), so it leaves the others alone. run 54's probe: the
+    // spare groups used to run the whole gate beside the live ones (M = 1: 7 of 8).
+    if (row0 + g >= a.rows) break;
     float l[kN][8] = {};
     bool live[kN];
     std::int32_t* row_ids[kN];

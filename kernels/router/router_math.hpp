@@ -49,6 +49,24 @@ FB_HD std::int32_t router_candidate_id(std::uint64_t c) {
   return static_cast<std::int32_t>(~static_cast<std::uint32_t>(c & 0xFFFFFFFFu));
 }
 
+// Eight candidates in descending order (Batcher's odd-even merge sort: 19 compare-exchanges in 6
+// layers, no data-dependent branches). The gate sorts each lane's candidates once, so a selection
+// round is the max over the lanes' first candidates and a pop, not a search of every slot.
+// kComparators < 19 runs only the first ones (a broken network, for the test that shows its check fails).
+template <int kComparators = 19>
+FB_HD void router_sort_desc8(std::uint64_t (&c)[8]) {
+  constexpr int kPairs[19][2] = {{0, 1}, {2, 3}, {4, 5}, {6, 7}, {0, 2}, {1, 3}, {4, 6}, {5, 7}, {1, 2}, {5, 6},
+                                 {0, 4}, {1, 5}, {2, 6}, {3, 7}, {2, 4}, {3, 5}, {1, 2}, {3, 4}, {5, 6}};
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#pragma unroll
+#endif
+  for (int i = 0; i < kComparators; ++i) {  // unrolled on the device: c stays in registers
+    const std::uint64_t a = c[kPairs[i][0]], b = c[kPairs[i][1]];
+    c[kPairs[i][0]] = a > b ? a : b;
+    c[kPairs[i][1]] = a > b ? b : a;
+  }
+}
+
 // NaN-skipping max (the softmax's m): a NaN never wins, so the result does not depend on order.
 FB_HD float router_max(float a, float b) { return (b > a || a != a) ? b : a; }
 

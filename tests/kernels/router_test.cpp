@@ -6,6 +6,7 @@
 // emulation bitwise, both gate entry points equal, F4 at grid sizes that do not divide its work.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -159,6 +160,44 @@ TEST(Router, TiesGoToTheLowerIdAndAnAllEqualRowTakesTheFirstK) {
   router_gate_row_emu(p, logits.data(), bias.data(), ids.data(), w.data());
   EXPECT_EQ(ids[0], 5);
   EXPECT_EQ(ids[1], 9);
+}
+
+// The gate kernels sort each lane's candidates with router_sort_desc8 before the selection rounds.
+// A compare-exchange network sorts every input iff it sorts every 0-1 input (the 0-1 principle):
+// all 256 are checked, then random 64-bit keys with repeats against std::sort; a network with one
+// comparator dropped is caught (so the check can fail).
+TEST(Router, CandidateSortingNetworkSortsEveryInput) {
+  const auto sorted_desc = [](const std::uint64_t (&c)[8]) {
+    for (int i = 0; i + 1 < 8; ++i)
+      if (c[i] < c[i + 1]) return false;
+    return true;
+  };
+  for (unsigned bits = 0; bits < 256; ++bits) {
+    std::uint64_t c[8];
+    for (int i = 0; i < 8; ++i) c[i] = (bits >> i) & 1u;
+    router_sort_desc8(c);
+    EXPECT_TRUE(sorted_desc(c)) << "0-1 input " << bits;
+  }
+  std::uint64_t state = 0x9E3779B97F4A7C15ull;
+  for (int t = 0; t < 2000; ++t) {
+    std::uint64_t c[8], ref[8];
+    for (int i = 0; i < 8; ++i) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      ref[i] = c[i] = (state >> 33) % 16 == 0 ? 0 : state >> (t % 3 == 0 ? 60 : 8);  // zeros and repeats
+    }
+    router_sort_desc8(c);
+    std::sort(ref, ref + 8, [](std::uint64_t a, std::uint64_t b) { return a > b; });
+    for (int i = 0; i < 8; ++i) ASSERT_EQ(c[i], ref[i]) << "trial " << t << " slot " << i;
+  }
+  // The check fails for a broken network: the same comparators without the last one.
+  unsigned failures = 0;
+  for (unsigned bits = 0; bits < 256; ++bits) {
+    std::uint64_t c[8];
+    for (int i = 0; i < 8; ++i) c[i] = (bits >> i) & 1u;
+    router_sort_desc8<18>(c);
+    failures += !sorted_desc(c);
+  }
+  EXPECT_GT(failures, 0u);
 }
 
 TEST(Router, SaturatedAndTinyLogits) {
