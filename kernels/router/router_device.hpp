@@ -358,12 +358,13 @@ __device__ inline float router_load_coherent(const float* p) {
 #if defined(__HIPCC__)
   return __hip_atomic_load(p, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
 #else
-  float v;
-  if constexpr (kViaL2)  // EXPERIMENT (run 54 probe): a weak load cached in L2 only, scheduled freely
+  if constexpr (kViaL2) {  // EXPERIMENT (run 54 probe): a weak load cached in L2 only, scheduled freely
     return __ldcg(p);
-  else
+  } else {
+    float v;
     asm volatile("ld.relaxed.gpu.global.f32 %0, [%1];" : "=f"(v) : "l"(p) : "memory");
-  return v;
+    return v;
+  }
 #endif
 }
 
