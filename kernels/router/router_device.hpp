@@ -12,6 +12,12 @@
 #include "kernels/router/router_gemv_map.hpp"
 #include "kernels/router/router_math.hpp"
 
+// A timing hook inside the gate (router_gate_rows), empty here: tools/probes/router_timeline_probe.cu
+// defines it to record the SM clock between the gate's phases. No effect on what the kernels compute.
+#ifndef FB_ROUTER_GATE_STAMP
+#define FB_ROUTER_GATE_STAMP(phase)
+#endif
+
 namespace fb {
 
 inline constexpr int kRouterThreads = 256;
@@ -462,6 +468,7 @@ __device__ inline void router_gate_rows(const RouterGateArgs& a, const float (&l
                                         std::int32_t* const (&ids)[kN], float* const (&weights)[kN]) {
   const int V = a.experts / 32, lane = static_cast<int>(threadIdx.x % 32);
   const int group_base = static_cast<int>(threadIdx.x % warpSize) - lane;  // lane 0 of this group in its wave
+  FB_ROUTER_GATE_STAMP(0);
   float prob[kN][8] = {}, score[kN][8] = {};
   if (a.gate == RouterGate::sigmoid_bias) {
 #pragma unroll
@@ -494,6 +501,7 @@ __device__ inline void router_gate_rows(const RouterGateArgs& a, const float (&l
         if (i < V) score[n][i] = prob[n][i] = prob[n][i] / sum;
     }
   }
+  FB_ROUTER_GATE_STAMP(1);  // probabilities and scores
   // Selection (router_math.hpp: k rounds, each the largest candidate not yet taken). Each lane sorts
   // its candidates once (router_sort_desc8; empty slots are 0, below every real candidate), so round
   // r is the max over the lanes' first candidates and the winning lane drops its first: the same
@@ -507,6 +515,7 @@ __device__ inline void router_gate_rows(const RouterGateArgs& a, const float (&l
     for (int i = 0; i < 8; ++i) list[n][i] = i < V ? router_candidate(score[n][i], lane * V + i) : 0;
     router_sort_desc8(list[n]);
   }
+  FB_ROUTER_GATE_STAMP(2);  // candidates sorted
   float w[kN][kRouterMaxTopk] = {};
   std::int32_t chosen[kN][kRouterMaxTopk] = {};
   // Rounds to the fixed bound kRouterMaxTopk (topk is uniform over the group), so w and chosen are
@@ -551,6 +560,7 @@ __device__ inline void router_gate_rows(const RouterGateArgs& a, const float (&l
       }
     }
   }
+  FB_ROUTER_GATE_STAMP(3);  // the rounds
   // The chosen experts' probabilities from their lanes: independent of each other, after the rounds.
 #pragma unroll
   for (int r = 0; r < kRouterMaxTopk; ++r) {
@@ -565,6 +575,7 @@ __device__ inline void router_gate_rows(const RouterGateArgs& a, const float (&l
       }
     }
   }
+  FB_ROUTER_GATE_STAMP(4);  // the chosen probabilities fetched
   if (lane != 0) return;
 #pragma unroll
   for (int n = 0; n < kN; ++n) {

@@ -19,7 +19,9 @@
 // -> the last block past its ticket ("handoff"), ticket -> end ("tail"), kernel end -> next
 // launch's first block start ("gap"), and the tail's cycles by phase.
 //
-//   nvcc -O3 -std=c++17 --generate-code=arch=compute_90a,code=sm_90a -I. -DFUSEBENCH_HAS_GPU=1 --expt-relaxed-constexpr \
+// Built with the project's GPU flags (no fma contraction, IEEE division), as the kernels are:
+//   nvcc -O3 -std=c++17 --generate-code=arch=compute_90a,code=sm_90a -I. -DFUSEBENCH_HAS_GPU=1 \
+//     --expt-relaxed-constexpr --fmad=false -prec-div=true -prec-sqrt=true -ftz=false \
 //     tools/probes/router_timeline_probe.cu -o /tmp/router_probe && /tmp/router_probe > router_probe.md
 #include <cuda_runtime.h>
 
@@ -28,6 +30,13 @@
 #include <cstdlib>
 #include <vector>
 
+// The gate's own phases (router_gate_rows' hook), thread 0 only: start, probabilities and scores,
+// candidates sorted, the rounds, the chosen probabilities fetched. The last launch's values.
+__device__ long long probe_gate_clk[5];
+#define FB_ROUTER_GATE_STAMP(phase)                       \
+  do {                                                    \
+    if (threadIdx.x == 0) probe_gate_clk[phase] = clock64(); \
+  } while (0)
 #include "kernels/router/router_device.hpp"
 
 #define CHECK(x)                                                                      \
@@ -227,6 +236,11 @@ int main() {
   std::printf("| M | S | tail | blocks | rotate us | warm us | gemv us | handoff us | tail us | gap us | "
               "logits clk | barrier clk | gate clk | logits again clk | gate again clk |\n");
   std::printf("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  struct GatePhases {
+    int rows, split;
+    long long scores, sort, rounds, fetch;
+  };
+  std::vector<GatePhases> gate_phases;
   const char* tail_names[] = {"gemv", "ticket", "logits", "gate", "twice", "gate_l2"};
   for (int rows : {1, 3, 8, 16})
     for (int split : {4, 8})
@@ -282,9 +296,19 @@ int main() {
         std::printf("| %d | %d | %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.0f | %.0f | %.0f | %.0f | %.0f |\n",
                     rows, split, tail_names[tail], blocks, rotate_us, warm_us, med(gemv), med(handoff), med(tl), med(gap),
                     med(c_logits), med(c_bar), med(c_gate), med(c_logits2), med(c_gate2));
+        if (tail == kGate) {
+          long long g[5];
+          CHECK(cudaMemcpyFromSymbol(g, probe_gate_clk, sizeof(g)));
+          gate_phases.push_back({rows, split, g[1] - g[0], g[2] - g[1], g[3] - g[2], g[4] - g[3]});
+        }
         CHECK(cudaGraphExecDestroy(rotate));
         CHECK(cudaGraphExecDestroy(warm));
       }
+  std::printf("\nThe gate's phases in the last launch (thread 0's row, SM cycles): probabilities and scores, "
+              "candidates sorted, the selection rounds, the chosen probabilities fetched\n\n");
+  std::printf("| M | S | scores | sort | rounds | fetch |\n|---:|---:|---:|---:|---:|---:|\n");
+  for (const GatePhases& g : gate_phases)
+    std::printf("| %d | %d | %lld | %lld | %lld | %lld |\n", g.rows, g.split, g.scores, g.sort, g.rounds, g.fetch);
   unsigned long long* step = nullptr;
   CHECK(cudaMalloc(&step, sizeof(unsigned long long)));
   timer_step_kernel<<<1, 1>>>(step);
