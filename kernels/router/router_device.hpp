@@ -431,27 +431,26 @@ __device__ inline void router_row_logits(const RouterGateArgs& a, const float* p
 }
 
 // The handoff's last block (M <= kRouterTailRows): every logit from the partials that the other
-// blocks wrote, by the whole block: thread t sums elements t, t + 256, ... (8 at a time, their
-// loads issued together), writes them to logits and, if `stage` is given (shared memory,
+// blocks wrote, by the whole block: thread t sums elements t, t + 256, ... (several at a time, their
+// loads issued together: router_block_logits below), writes them to logits and, if `stage` is given (shared memory,
 // rows x experts floats), there too for the gate.
 inline constexpr int kRouterTailRows = 16;
-template <bool kViaL2 = false>
-__device__ inline void router_block_logits(const float* partials, float* logits, int rows, int experts, int split_k,
-                                           float* stage) {
-  const std::int64_t n = static_cast<std::int64_t>(rows) * experts;
-  for (std::int64_t base = threadIdx.x; base < n; base += 8 * kRouterThreads) {
-    std::int64_t at[8];
-    bool live[8];
-    float v[8];
+template <int kPer, bool kViaL2>
+__device__ inline void router_block_logits_n(const float* partials, float* logits, std::int64_t n, int split_k,
+                                             float* stage) {
+  for (std::int64_t base = threadIdx.x; base < n; base += kPer * kRouterThreads) {
+    std::int64_t at[kPer];
+    bool live[kPer];
+    float v[kPer];
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {
+    for (int j = 0; j < kPer; ++j) {
       at[j] = base + j * kRouterThreads;
       live[j] = at[j] < n;
       v[j] = 0.0f;
     }
-    router_sum_partials<8, true, kViaL2>(partials, n, split_k, at, live, v);
+    router_sum_partials<kPer, true, kViaL2>(partials, n, split_k, at, live, v);
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {
+    for (int j = 0; j < kPer; ++j) {
       if (!live[j]) continue;
       logits[at[j]] = v[j];
       if (stage) stage[at[j]] = v[j];
@@ -459,14 +458,36 @@ __device__ inline void router_block_logits(const float* partials, float* logits,
   }
 }
 
+// Thread t sums logits t, t + 256, ...: kPer of them at a time, kPer the fewest of 1, 2, 4, 8 that
+// covers rows x experts in one pass (run 54's probe: at M = 1 the fixed 8 per thread issued about
+// 670 instructions a thread, most of them predicated off, for one logit).
+template <bool kViaL2 = false>
+__device__ inline void router_block_logits(const float* partials, float* logits, int rows, int experts, int split_k,
+                                           float* stage) {
+  const std::int64_t n = static_cast<std::int64_t>(rows) * experts;
+  if (n <= kRouterThreads)
+    router_block_logits_n<1, kViaL2>(partials, logits, n, split_k, stage);
+  else if (n <= 2 * kRouterThreads)
+    router_block_logits_n<2, kViaL2>(partials, logits, n, split_k, stage);
+  else if (n <= 4 * kRouterThreads)
+    router_block_logits_n<4, kViaL2>(partials, logits, n, split_k, stage);
+  else
+    router_block_logits_n<8, kViaL2>(partials, logits, n, split_k, stage);
+}
+
 // The gate of kN rows by one 32-lane group, the rows side by side (every lane calls it; live[n]
 // false for a spare row: it takes part in the shuffles and writes nothing). Each row's arithmetic is
 // its own, in router_math.hpp's order; kN > 1 only interleaves independent rows' instructions, so
 // their dependent chains (sigmoid, the selection's warp reductions, the divisions) overlap.
-template <int kN>
+// kV: the experts per lane (E / 32) when known at compile time (4: E = 128, the model's), else 0 (read
+// from a.experts): a known V drops the unused slots of the 8-slot arrays and turns the owner's
+// division into a shift (run 54's probe: the gate of one row was about 1,800 instructions at
+// runtime V, every slot's sigmoid issued, at 1.5-3.5 cycles each on the one warp that runs it).
+template <int kN, int kV = 0>
 __device__ inline void router_gate_rows(const RouterGateArgs& a, const float (&l)[kN][8], const bool (&live)[kN],
                                         std::int32_t* const (&ids)[kN], float* const (&weights)[kN]) {
-  const int V = a.experts / 32, lane = static_cast<int>(threadIdx.x % 32);
+  static_assert(kV >= 0 && kV <= 8, "at most 8 experts per lane");
+  const int V = kV > 0 ? kV : a.experts / 32, lane = static_cast<int>(threadIdx.x % 32);
   const int group_base = static_cast<int>(threadIdx.x % warpSize) - lane;  // lane 0 of this group in its wave
   FB_ROUTER_GATE_STAMP(0);
   float prob[kN][8] = {}, score[kN][8] = {};
@@ -592,6 +613,7 @@ __device__ inline void router_gate_rows(const RouterGateArgs& a, const float (&l
 }
 
 // The gate of one row by a 32-lane group (router_gate_rows of one row).
+template <int kV = 0>
 __device__ inline void router_gate_row(const RouterGateArgs& a, const float (&l)[8], bool live, std::int32_t* ids,
                                        float* weights) {
   float l1[1][8];
@@ -600,7 +622,7 @@ __device__ inline void router_gate_row(const RouterGateArgs& a, const float (&l)
   const bool live1[1] = {live};
   std::int32_t* const ids1[1] = {ids};
   float* const weights1[1] = {weights};
-  router_gate_rows<1>(a, l1, live1, ids1, weights1);
+  router_gate_rows<1, kV>(a, l1, live1, ids1, weights1);
 }
 
 // The handoff's last block's bias, loaded early: every router block loads it at its start (one
@@ -628,9 +650,11 @@ __device__ inline RouterGateArgs router_stage_bias(const RouterGateArgs& a, floa
 // than 8 rows rows g and g + 8 side by side (router_gate_rows<2>: one pass instead of two); spare
 // rows take part and write nothing. Out: ids and weights [rows][k]. kPairs: the fused router's tail
 // (router_kernels.hip); F4 keeps one row at a time (its kernel is at 253 registers already).
-template <bool kPairs = false>
-__device__ inline void router_block_gate(const RouterGateArgs& a, const float* stage, std::int32_t* ids, float* weights) {
-  const int V = a.experts / 32, lane = static_cast<int>(threadIdx.x % 32), g = static_cast<int>(threadIdx.x / 32);
+template <bool kPairs, int kV>
+__device__ inline void router_block_gate_v(const RouterGateArgs& a, const float* stage, std::int32_t* ids,
+                                           float* weights) {
+  const int V = kV > 0 ? kV : a.experts / 32, lane = static_cast<int>(threadIdx.x % 32);
+  const int g = static_cast<int>(threadIdx.x / 32);
   constexpr int kN = kPairs ? 2 : 1;
   for (int row0 = 0; row0 < a.rows; row0 += kN * kRouterGroups) {
     // A lane group with no row in this pass (its first row is past the last) has nothing to do: its
@@ -658,11 +682,20 @@ __device__ inline void router_block_gate(const RouterGateArgs& a, const float* s
       const bool live1[1] = {live[0]};
       std::int32_t* const ids1[1] = {row_ids[0]};
       float* const weights1[1] = {row_weights[0]};
-      router_gate_rows<1>(a, l1, live1, ids1, weights1);
+      router_gate_rows<1, kV>(a, l1, live1, ids1, weights1);
     } else {
-      router_gate_rows<kN>(a, l, live, row_ids, row_weights);
+      router_gate_rows<kN, kV>(a, l, live, row_ids, row_weights);
     }
   }
+}
+
+// router_block_gate_v with V known at compile time for the model's E = 128 (router_gate_rows' kV).
+template <bool kPairs = false>
+__device__ inline void router_block_gate(const RouterGateArgs& a, const float* stage, std::int32_t* ids, float* weights) {
+  if (a.experts == 4 * 32)
+    router_block_gate_v<kPairs, 4>(a, stage, ids, weights);
+  else
+    router_block_gate_v<kPairs, 0>(a, stage, ids, weights);
 }
 
 }  // namespace fb

@@ -76,11 +76,15 @@ __global__ __launch_bounds__(kRouterThreads) void router_gate_kernel(RouterGateA
                                                                      float* logits, std::int32_t* ids,
                                                                      float* weights) {
   const int row = static_cast<int>(blockIdx.x) * kRouterGroups + static_cast<int>(threadIdx.x / 32);
-  const bool live = row < a.rows;
+  if (row >= a.rows) return;  // a whole lane group with no row (its shuffles are its own)
   float l[8] = {};
-  if (live) router_row_logits(a, partials, logits, row, kFromPartials, l);
-  router_gate_row(a, l, live, ids + static_cast<std::int64_t>(row) * a.topk,
-                  weights + static_cast<std::int64_t>(row) * a.topk);
+  router_row_logits(a, partials, logits, row, kFromPartials, l);
+  std::int32_t* row_ids = ids + static_cast<std::int64_t>(row) * a.topk;
+  float* row_weights = weights + static_cast<std::int64_t>(row) * a.topk;
+  if (a.experts == 4 * 32)  // V known at compile time for the model's E (router_gate_rows' kV)
+    router_gate_row<4>(a, l, true, row_ids, row_weights);
+  else
+    router_gate_row<0>(a, l, true, row_ids, row_weights);
 }
 
 RouterGateArgs gate_args(const RouterParams& p, const RouterBuffers& b) {
