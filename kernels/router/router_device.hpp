@@ -359,18 +359,13 @@ struct RouterGateArgs {
 // (router_last_block): a strong relaxed load at device scope, served by the coherence point (L2),
 // never by a stale line of this multiprocessor's L1. In program order (asm volatile, memory
 // clobber: not moved above the fence), but not waited for: the hardware keeps many in flight.
-template <bool kViaL2 = false>
 __device__ inline float router_load_coherent(const float* p) {
 #if defined(__HIPCC__)
   return __hip_atomic_load(p, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
 #else
-  if constexpr (kViaL2) {  // EXPERIMENT (run 54 probe): a weak load cached in L2 only, scheduled freely
-    return __ldcg(p);
-  } else {
-    float v;
-    asm volatile("ld.relaxed.gpu.global.f32 %0, [%1];" : "=f"(v) : "l"(p) : "memory");
-    return v;
-  }
+  float v;
+  asm volatile("ld.relaxed.gpu.global.f32 %0, [%1];" : "=f"(v) : "l"(p) : "memory");
+  return v;
 #endif
 }
 
@@ -383,7 +378,7 @@ inline constexpr int kRouterSliceBatch = 8;
 // v[i] = ((P_0 + P_1) + P_2) + ... + P_{S-1} at element at[i] of a [S][slice] partials array, for
 // the kN elements with live[i] (the others are left alone). kCoherent: written by other blocks of
 // this launch (router_load_coherent), else ordinary loads.
-template <int kN, bool kCoherent, bool kViaL2 = false>
+template <int kN, bool kCoherent>
 __device__ inline void router_sum_partials(const float* partials, std::int64_t slice, int split_k,
                                            const std::int64_t (&at)[kN], const bool (&live)[kN], float (&v)[kN]) {
   for (int s0 = 0; s0 < split_k; s0 += kRouterSliceBatch) {
@@ -394,7 +389,7 @@ __device__ inline void router_sum_partials(const float* partials, std::int64_t s
       for (int j = 0; j < kRouterSliceBatch; ++j) {
         const float* a = partials + static_cast<std::int64_t>(s0 + j) * slice + at[i];
         q[i][j] = 0.0f;
-        if (live[i] && s0 + j < split_k) q[i][j] = kCoherent ? router_load_coherent<kViaL2>(a) : *a;
+        if (live[i] && s0 + j < split_k) q[i][j] = kCoherent ? router_load_coherent(a) : *a;
       }
 #pragma unroll
     for (int i = 0; i < kN; ++i)
@@ -435,7 +430,7 @@ __device__ inline void router_row_logits(const RouterGateArgs& a, const float* p
 // loads issued together: router_block_logits below), writes them to logits and, if `stage` is given (shared memory,
 // rows x experts floats), there too for the gate.
 inline constexpr int kRouterTailRows = 16;
-template <int kPer, bool kViaL2>
+template <int kPer>
 __device__ inline void router_block_logits_n(const float* partials, float* logits, std::int64_t n, int split_k,
                                              float* stage) {
   for (std::int64_t base = threadIdx.x; base < n; base += kPer * kRouterThreads) {
@@ -448,7 +443,7 @@ __device__ inline void router_block_logits_n(const float* partials, float* logit
       live[j] = at[j] < n;
       v[j] = 0.0f;
     }
-    router_sum_partials<kPer, true, kViaL2>(partials, n, split_k, at, live, v);
+    router_sum_partials<kPer, true>(partials, n, split_k, at, live, v);
 #pragma unroll
     for (int j = 0; j < kPer; ++j) {
       if (!live[j]) continue;
@@ -461,18 +456,17 @@ __device__ inline void router_block_logits_n(const float* partials, float* logit
 // Thread t sums logits t, t + 256, ...: kPer of them at a time, kPer the fewest of 1, 2, 4, 8 that
 // covers rows x experts in one pass (run 54's probe: at M = 1 the fixed 8 per thread issued about
 // 670 instructions a thread, most of them predicated off, for one logit).
-template <bool kViaL2 = false>
 __device__ inline void router_block_logits(const float* partials, float* logits, int rows, int experts, int split_k,
                                            float* stage) {
   const std::int64_t n = static_cast<std::int64_t>(rows) * experts;
   if (n <= kRouterThreads)
-    router_block_logits_n<1, kViaL2>(partials, logits, n, split_k, stage);
+    router_block_logits_n<1>(partials, logits, n, split_k, stage);
   else if (n <= 2 * kRouterThreads)
-    router_block_logits_n<2, kViaL2>(partials, logits, n, split_k, stage);
+    router_block_logits_n<2>(partials, logits, n, split_k, stage);
   else if (n <= 4 * kRouterThreads)
-    router_block_logits_n<4, kViaL2>(partials, logits, n, split_k, stage);
+    router_block_logits_n<4>(partials, logits, n, split_k, stage);
   else
-    router_block_logits_n<8, kViaL2>(partials, logits, n, split_k, stage);
+    router_block_logits_n<8>(partials, logits, n, split_k, stage);
 }
 
 // The gate of kN rows by one 32-lane group, the rows side by side (every lane calls it; live[n]
