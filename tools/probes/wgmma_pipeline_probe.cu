@@ -14,7 +14,8 @@
 // Operands: random e4m3 bytes (run 53a used constant bytes and zero stages, with which the matrix
 // unit ran above the device's fp8 peak; its MMA rates are void, its TMA-alone rate stands). The
 // resident stages of the MMA-only modes are fenced for the async proxy since run 53b (whose
-// MMA-only modes, unfenced, still ran above the peak); not yet run with the fence.
+// MMA-only modes, unfenced, still ran above the peak); run 54a ran it fenced and its MMA-only modes
+// still read above the device's fp8 peak (2650 TFLOP/s): not explained, not used for decisions.
 // Each CTA walks tiles c, c + G, ... of the GEMM's 256 x 12 tiles (N fastest, as the kernels'
 // grid), 48 blocks each, as one stream of blocks: 8 tiles per CTA at 24 CTAs (M = 192's count) and
 // at one per SM. Output: ns per block per CTA and the TFLOP/s
@@ -83,8 +84,8 @@ __global__ __launch_bounds__(fb::kWgmmaCtaThreads, 1) void probe_kernel(const FB
     for (int i = threadIdx.x; i < kWgmmaStages * kWgmmaStageBytes / 16; i += blockDim.x)
       reinterpret_cast<uint4*>(smem)[i] = fill[i];
   // The matrix unit reads shared memory through the async proxy: ordinary stores reach it only
-  // after this fence (and the barrier below). Run 53b's build lacked it, and its MMA-only modes ran
-  // above the device's peak, as if the matrix unit saw other (zero) bytes.
+  // after this fence (and the barrier below). Run 53b's build lacked it; with it (run 54a) the
+  // MMA-only modes still run above the device's peak, so that was not the cause.
   if (!kTma) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   if (threadIdx.x == 0) {
     for (int s = 0; s < kWgmmaStages; ++s) mbar_init(&full_bar[s], 1), mbar_init(&empty_bar[s], 2 * kWgmmaThreads);
