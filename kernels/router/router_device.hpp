@@ -521,8 +521,8 @@ __device__ inline void router_gate_rows(const RouterGateArgs& a, const float (&l
   // its candidates once (router_sort_desc8; empty slots are 0, below every real candidate), so round
   // r is the max over the lanes' first candidates and the winning lane drops its first: the same
   // expert as a search of every untaken slot (keys are distinct), and the round's dependent chain
-  // is two warp reductions and a compare. run 54's probe timed the slot-search rounds, with the
-  // probabilities fetched inside them, at about 6,300 cycles for one row (M = 1).
+  // is two warp reductions and a compare. (run 54's probe: the whole gate of one row took about
+  // 6,600 cycles in the earlier form, which searched every untaken slot in each round.)
   std::uint64_t list[kN][8];
 #pragma unroll
   for (int n = 0; n < kN; ++n) {
@@ -641,8 +641,9 @@ __device__ inline RouterGateArgs router_stage_bias(const RouterGateArgs& a, floa
 
 // The gate of every row (at most kRouterTailRows) by the handoff's last block, from the logits
 // router_block_logits staged in shared memory: lane group g takes row g, and with kPairs and more
-// than 8 rows rows g and g + 8 side by side (router_gate_rows<2>: one pass instead of two); spare
-// rows take part and write nothing. Out: ids and weights [rows][k]. kPairs: the fused router's tail
+// than 8 rows rows g and g + 8 side by side (router_gate_rows<2>: one pass instead of two); a lane
+// group with no row in a pass skips it, a spare second row takes part and writes nothing. Out: ids
+// and weights [rows][k]. kPairs: the fused router's tail
 // (router_kernels.hip); F4 keeps one row at a time (its kernel is at 253 registers already).
 template <bool kPairs, int kV>
 __device__ inline void router_block_gate_v(const RouterGateArgs& a, const float* stage, std::int32_t* ids,
