@@ -176,13 +176,6 @@ FB_HD float mx_block_promote_biased(float acc, int biased, float quarter_scale_a
 inline constexpr int kStage1Blocks = 4, kStage1BlocksOdd = 2;
 inline constexpr int kStage2Blocks = 4, kStage2BlocksOdd = 1;
 
-// The warp's ring of weight stages in shared memory (mx_k_loop_ring): a slot holds one stage, the
-// kU blocks of each of the warp's 16 kTiles weight rows (a row's kU 16-byte blocks are contiguous
-// in memory, so one 16-byte copy per row and block), then a 32-bit scale word per row. A row's
-// run is padded by 16 bytes (stride 16 kU + 16: 80 or 48 bytes) so that a warp's 32 reads of one
-// block (8 rows x 4 quads) hit 32 distinct banks; the block offset is then a constant.
-FB_HD constexpr int mx_ring_stride(int kU) { return 16 * kU + 16; }
-
 // kU weight-scale bytes of one row (blocks y0 .. y0 + kU - 1, byte u = block y0 + u) in one load:
 // the caller guarantees kU-byte alignment (nb % 4 == 0, an aligned base, y0 % kU == 0).
 template <int kU>
@@ -220,7 +213,7 @@ struct MxLane {
 // One stage's operands, block u in slot u. kOdd: some C column 2 quad + 1 is live (false: the
 // group holds one token, as at decode, so odd columns are padding for every lane: their scale
 // bytes and promotions are skipped; their sums are never stored).
-template <int kTiles, int kG, int kU, bool kOdd, bool kRing = false>
+template <int kTiles, int kG, int kU, bool kOdd>
 struct MxStage {
   std::uint32_t w[kU][kTiles][2];          // weight words, rows group and group + 8
   std::uint32_t x[kU][kG];                 // B operand words (0 for padding: code 0 is +0)
@@ -244,16 +237,14 @@ FB_HD void mx_scale_words_load(MxScaleWords<kTiles>& ws, const MxLane<kTiles, kG
 
 // Block y0 + u into slot u; sb = mx_scale_block_part(y0), and mx_scale_block_part(y0 + u) =
 // sb + 64 u because y0 % 4 + u < 4 (y0 is a multiple of kU, which divides 4).
-template <int kTiles, int kG, int kU, bool kOdd, bool kRing>
-FB_HD void mx_block_load(MxStage<kTiles, kG, kU, kOdd, kRing>& st, int u, const MxLane<kTiles, kG>& L, std::int64_t y0,
+template <int kTiles, int kG, int kU, bool kOdd>
+FB_HD void mx_block_load(MxStage<kTiles, kG, kU, kOdd>& st, int u, const MxLane<kTiles, kG>& L, std::int64_t y0,
                          std::uint32_t sb) {
   const std::int64_t at = 16 * (y0 + u);
-  if constexpr (!kRing) {
 #pragma unroll
-    for (int t = 0; t < kTiles; ++t) {
-      st.w[u][t][0] = load_u32(L.w[t] + at);
-      st.w[u][t][1] = load_u32(L.w[t] + L.w_hi + at);
-    }
+  for (int t = 0; t < kTiles; ++t) {
+    st.w[u][t][0] = load_u32(L.w[t] + at);
+    st.w[u][t][1] = load_u32(L.w[t] + L.w_hi + at);
   }
 #pragma unroll
   for (int g = 0; g < kG; ++g) {
@@ -283,13 +274,11 @@ inline void mx_check_staged(std::uint32_t staged, const std::uint8_t* p) {
 // kCodecScales: the weight scales through the codec's e8m0_to_float (stage 2: ptxas spilled 12
 // bytes at its 96 registers with the branch-free mx_scale_float for both), else through
 // mx_scale_float (stage 1). The activation scales always take mx_scale_float. The same values.
-// kRing: the stage's weight words and scale words were read from the warp's ring in shared
-// memory (mx_k_loop_ring), which also fetches the next stage's: neither is loaded here.
-template <int kTiles, int kG, int kU, bool kOdd, bool kCodecScales, bool kRing = false>
-FB_HD void mx_stage_compute(MxStage<kTiles, kG, kU, kOdd, kRing>& st, const MxScaleWords<kTiles>& ws,
+template <int kTiles, int kG, int kU, bool kOdd, bool kCodecScales>
+FB_HD void mx_stage_compute(MxStage<kTiles, kG, kU, kOdd>& st, const MxScaleWords<kTiles>& ws,
                             MxScaleWords<kTiles>& ws_next, const MxLane<kTiles, kG>& L, std::int64_t y0,
                             std::int64_t y_next, float (&acc)[kGroups][kTiles][4]) {
-  if constexpr (!kRing) mx_scale_words_load<kTiles, kG, kU>(ws_next, L, y_next);
+  mx_scale_words_load<kTiles, kG, kU>(ws_next, L, y_next);
   const std::uint32_t sb_next = mx_scale_block_part(y_next);
 #pragma unroll
   for (int u = 0; u < kU; ++u) {
@@ -399,151 +388,6 @@ FB_HD void mx_k_loop(const MxLane<kTiles, kG>& L, const std::uint8_t* pf, std::i
   }
 }
 
-#if FB_MOE_INT8_MMA
-// The ring's copies: cp.async (sm_80 and later) writes shared memory without holding registers,
-// so a warp keeps 12 to 16 blocks of its weight rows in flight where the register stages held 4.
-__device__ inline void mx_cp_async16(void* dst, const void* src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(dst))),
-               "l"(src)
-               : "memory");
-}
-__device__ inline void mx_cp_async4(void* dst, const void* src) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(dst))),
-               "l"(src)
-               : "memory");
-}
-__device__ inline void mx_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
-template <int kPending>
-__device__ inline void mx_cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
-}
-#endif
-
-// Blocks of its weight rows a warp keeps in flight through the ring (one tile: 16 rows; two: 32
-// rows, 12 blocks so that 4 warps' rings stay under 48 KB of static shared memory).
-FB_HD constexpr int mx_ring_depth(int kTiles, int kU) { return (kTiles == 1 ? 16 : 12) / kU; }
-FB_HD constexpr int mx_ring_slot_bytes(int kTiles, int kU) { return 16 * kTiles * (mx_ring_stride(kU) + 4); }
-FB_HD constexpr int mx_ring_bytes(int kTiles, int kU) {  // stages of one block keep the register loop
-  return kU >= 2 ? mx_ring_depth(kTiles, kU) * mx_ring_slot_bytes(kTiles, kU) : 0;
-}
-// The ring's index map (FB_HD: the device loop uses it, MoeGemmMath.RingCopiesEveryWordItsReaderReads
-// checks it on the CPU). Slot row i < 16 kTiles is row i % 16 of tile i / 16; that row's weight
-// row is w_rows[i / 16] + i % 8 (+ hi_rows for i % 16 >= 8). A stage's chunk c (one 16-byte
-// block of one row) is row c / kU, block c % kU; lane l copies chunks l, l + 32, ...
-FB_HD std::int64_t mx_ring_row_offset(int i, std::int64_t tile_step, std::int64_t hi_rows) {  // from w_rows[0]
-  return (i / 16) * tile_step + i % 8 + ((i % 16) >= 8 ? hi_rows : 0);
-}
-FB_HD int mx_ring_chunk_dst(int c, int kU) { return (c / kU) * mx_ring_stride(kU) + 16 * (c % kU); }
-// Where lane (group, quad) reads its word of block u of rows group + 8 h of tile t, and its scale
-// word (byte u of the stage: block y0 + u, after the shift by y0 % 4).
-FB_HD int mx_ring_word_at(int t, int h, int u, int group, int quad, int kU) {
-  return (16 * t + 8 * h + group) * mx_ring_stride(kU) + 16 * u + 4 * quad;
-}
-FB_HD int mx_ring_scale_at(int t, int h, int group, int kTiles, int kU) {
-  return 16 * kTiles * mx_ring_stride(kU) + 4 * (16 * t + 8 * h + group);
-}
-
-// A warp's ring for the stage sizes its K loop can take (the larger of the two).
-FB_HD constexpr int mx_ring_warp_bytes(int kTiles, int kStage, int kStageOdd) {
-  return mx_ring_bytes(kTiles, kStage) > mx_ring_bytes(kTiles, kStageOdd) ? mx_ring_bytes(kTiles, kStage)
-                                                                          : mx_ring_bytes(kTiles, kStageOdd);
-}
-
-#if FB_MOE_INT8_MMA
-// One lane's share of a stage's copies into a slot: its chunks (16 bytes each, 32-bit offsets
-// from the warp's first row: its rows lie in one expert's W, a few MB) and, for lanes below the
-// slot's row count, its row's scale word. A struct with an inlined member, not a lambda: a lambda
-// capturing the plan by reference put it on the stack under ptxas.
-template <int kTiles, int kU>
-struct MxRingCopy {
-  static constexpr int kRows = 16 * kTiles, kChunks = kRows * kU / 32, kStride = mx_ring_stride(kU);
-  static_assert(kChunks >= 1 && (kRows * kU) % 32 == 0 && 32 % kU == 0, "every lane copies whole chunks");
-  const std::uint8_t* w0;  // the warp's first weight row
-  const std::uint8_t* s0;  // its scale row
-  std::uint32_t src[kChunks];
-  std::uint32_t scale_src;
-  int dst, scale_dst, lane;
-
-  __device__ MxRingCopy(const std::uint8_t* w, const std::uint8_t* w_scales, const std::int64_t (&w_rows)[kTiles],
-                        std::int64_t hi_rows, std::int64_t row_bytes, std::int64_t nb, int lane_)
-      : w0(w + w_rows[0] * row_bytes), s0(w_scales + w_rows[0] * nb), lane(lane_) {
-    const std::int64_t tile_step = w_rows[kTiles - 1] - w_rows[0];
-#pragma unroll
-    for (int j = 0; j < kChunks; ++j) {
-      const int c = lane + 32 * j;
-      src[j] = static_cast<std::uint32_t>(mx_ring_row_offset(c / kU, tile_step, hi_rows) * row_bytes + 16 * (c % kU));
-    }
-    dst = mx_ring_chunk_dst(lane, kU);  // chunk j lies 32 / kU rows below chunk 0
-    scale_src = static_cast<std::uint32_t>(mx_ring_row_offset(lane < kRows ? lane : 0, tile_step, hi_rows) * nb);
-    scale_dst = kRows * kStride + 4 * lane;
-  }
-  // Stage f's copies into `slot`, then one commit group (empty past the last stage, so the group
-  // count stays one a stage).
-  __device__ __forceinline__ void issue(std::uint8_t* slot, int f, int stages) const {
-    if (f < stages) {
-      const std::uint32_t at = static_cast<std::uint32_t>(16 * kU * f);
-#pragma unroll
-      for (int j = 0; j < kChunks; ++j) mx_cp_async16(slot + dst + j * (32 / kU) * kStride, w0 + (src[j] + at));
-      if (lane < kRows) mx_cp_async4(slot + scale_dst, s0 + (scale_src + ((kU * f) & ~3u)));
-    }
-    mx_cp_async_commit();
-  }
-};
-
-// The K loop with the weights streamed through the warp's ring (`ring`: mx_ring_bytes(kTiles, kU)
-// bytes of shared memory, 16-byte aligned; packed scale rows: nb % 4 == 0, 4-byte aligned base).
-// Stage f's copies go to slot f % depth, one commit group a stage; at stage s the lane waits for
-// its own copies of stage s (groups beyond it may stay in flight) and the warp barrier makes every
-// lane's copies visible and tells that everyone has finished reading the slot that stage s +
-// depth - 1 refills. Chunk c = lane + 32 j of a stage (row c / kU, block c % kU of the stage) is
-// this lane's copy j; row i < 16 kTiles of the slot is tile i / 16, its row i % 16 (rows 8..15
-// lie hi_rows further). The activation words and scale bytes stay in registers, a stage ahead.
-// The arithmetic is mx_k_loop's: the same words reach the same conversions, MMAs and promotions.
-template <int kTiles, int kG, int kU, bool kOdd, bool kCodecScales>
-__device__ void mx_k_loop_ring(const MxLane<kTiles, kG>& L, std::uint8_t* ring, const std::uint8_t* w,
-                               const std::uint8_t* w_scales, const std::int64_t (&w_rows)[kTiles], std::int64_t hi_rows,
-                               std::int64_t row_bytes, const std::uint8_t* pf, std::int64_t nb, int lane,
-                               float (&acc)[kGroups][kTiles][4]) {
-  constexpr int kDepth = mx_ring_depth(kTiles, kU), kSlot = mx_ring_slot_bytes(kTiles, kU);
-  static_assert(kDepth >= 2, "a ring of at least two stages");
-  const MxRingCopy<kTiles, kU> copy(w, w_scales, w_rows, hi_rows, row_bytes, nb, lane);
-  const int stages = static_cast<int>(nb / kU);
-#pragma unroll
-  for (int f = 0; f < kDepth - 1; ++f) copy.issue(ring + f * kSlot, f, stages);
-
-  const int group = lane >> 2;
-  MxStage<kTiles, kG, kU, kOdd, true> st;
-#pragma unroll
-  for (int u = 0; u < kU; ++u) mx_block_load(st, u, L, 0, 0u);
-  int read = 0;  // s % kDepth; stage s + kDepth - 1 goes to the slot stage s - 1 used
-#pragma unroll 1
-  for (int s = 0; s < stages; ++s) {
-    const std::int64_t y0 = static_cast<std::int64_t>(s) * kU;
-    mx_cp_async_wait<kDepth - 2>();
-    __syncwarp();
-    copy.issue(ring + (read == 0 ? kDepth - 1 : read - 1) * kSlot, s + kDepth - 1, stages);
-    mx_prefetch_ahead(pf, y0, nb);
-    // The stage's words from the slot: rows group and group + 8 of tile t are slot rows 16 t +
-    // group and 16 t + group + 8; the lane's word of block u is at 16 u + 4 quad in its row.
-    const std::uint8_t* slot = ring + read * kSlot;
-    read = read + 1 == kDepth ? 0 : read + 1;
-    MxScaleWords<kTiles> ws, unused;
-    const int shift = static_cast<int>(8 * (y0 & 3));
-#pragma unroll
-    for (int t = 0; t < kTiles; ++t)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        ws.w[t][h] = *reinterpret_cast<const std::uint32_t*>(slot + mx_ring_scale_at(t, h, group, kTiles, kU)) >> shift;
-#pragma unroll
-        for (int u = 0; u < kU; ++u)
-          st.w[u][t][h] = *reinterpret_cast<const std::uint32_t*>(slot + mx_ring_word_at(t, h, u, group, L.quad, kU));
-      }
-    mx_stage_compute<kTiles, kG, kU, kOdd, kCodecScales, true>(st, ws, unused, L, y0, s + 1 < stages ? y0 + kU : y0, acc);
-  }
-  __syncwarp();  // every lane done with the ring before the warp's next chunk refills it
-}
-#endif
-
 // One warp's share of the exact GEMM, swapped so that the weights fill the MMA's 16 rows and the
 // sorted rows its 8 columns (a decode sort block holds a few tokens: 8 columns waste less than 16
 // rows would): for kTiles tiles of 16 weight rows (w_rows[t] .. + 15) and the live 8-row groups of
@@ -555,13 +399,10 @@ __device__ void mx_k_loop_ring(const MxLane<kTiles, kG>& L, std::uint8_t* ring, 
 // kCodecScales: see mx_stage_compute.
 // hi_rows: how far a tile's second 8 rows (the MMA's rows 8..15) lie from its first: 8 (16
 // consecutive weight rows), or I in stage 1's narrow mapping (gate rows n.. and up rows I + n..).
-// ring: the warp's mx_ring_warp_bytes(kTiles, kStage, kStageOdd) bytes of shared memory (16-byte
-// aligned): packed stages of 2 or more blocks stream the weights through it (mx_k_loop_ring);
-// nullptr (the CPU simulation, AMD, older NVIDIA), or stages of one block: the register stages.
 template <int kTiles, int kStage, int kStageOdd, bool kLead, bool kCodecScales>
 FB_HD int mx_warp_gemm(const MxChunk& ch, int chunk, int block, const std::uint8_t* w, const std::uint8_t* w_scales,
                        const std::int64_t (&w_rows)[kTiles], std::int64_t nb, int lane,
-                       float (&acc)[kGroups][kTiles][4], std::int64_t hi_rows = 8, std::uint8_t* ring = nullptr) {
+                       float (&acc)[kGroups][kTiles][4], std::int64_t hi_rows = 8) {
   static_assert(kTiles == 1 || kTiles == 2, "the prefetch spreads 2 kTiles rows over the 4 quads");
   const int group = lane >> 2, quad = lane & 3;
   int groups = 0;
@@ -611,18 +452,8 @@ FB_HD int mx_warp_gemm(const MxChunk& ch, int chunk, int block, const std::uint8
       L.c0[g] = off_0 != kPadRow ? ch.act + off_0 : nullptr;
       L.c1[g] = off_1 != kPadRow ? ch.act + off_1 : nullptr;
     }
-#if FB_MOE_INT8_MMA
-    if constexpr (kU >= 2) {
-      if (ring != nullptr) {
-        mx_k_loop_ring<kTiles, kG, kU, kOdd, kCodecScales>(L, ring, w, w_scales, w_rows, hi_rows, ch.row_bytes, pf, nb,
-                                                            lane, acc);
-        return;
-      }
-    }
-#endif
     mx_k_loop<kTiles, kG, kU, kOdd, kLead, kCodecScales>(L, pf, nb, acc);
   };
-  (void)ring;
   using G1 = std::integral_constant<int, 1>;
   using G2 = std::integral_constant<int, 2>;
   using U1 = std::integral_constant<int, 1>;
@@ -693,19 +524,12 @@ FB_HD bool moe_stage1_narrow(std::int64_t tokens, std::int64_t topk, std::int64_
          sort_blocks * (inter / kStage1Cols) < static_cast<std::int64_t>(kStage1NarrowBelow) * multiprocessors;
 }
 
-// Shared memory of a warp's weight ring (mx_k_loop_ring) in each kernel.
-FB_HD constexpr int moe_stage1_ring_bytes(bool narrow) {
-  return mx_ring_warp_bytes(narrow ? 1 : 2, kStage1Blocks, kStage1BlocksOdd);
-}
-inline constexpr int kStage2RingBytes = mx_ring_warp_bytes(2, kStage2Blocks, kStage2BlocksOdd);
-
 // One warp of the stage-1 exact kernel: sort block starting at sorted position `first` (its
 // entries at `entries`, expert e), output columns n0 .. n0 + 15 (kNarrow: n0 .. n0 + 7) of gate (W13
 // rows n0..) and up (rows I+n0..), lane `lane`. Chunks of kChunkRows rows up to the block's padding.
-// ring: the warp's moe_stage1_ring_bytes(kNarrow) bytes of shared memory (nullptr: register stages).
 template <bool kOai, bool kNarrow = false>
 FB_HD void moe_stage1_exact_warp(const Stage1Args& a, const std::int32_t* entries, std::int64_t first, std::int64_t e,
-                                 std::int64_t n0, int lane, std::uint8_t* ring = nullptr) {
+                                 std::int64_t n0, int lane) {
   constexpr int kTiles = kNarrow ? 1 : 2;
   const int group = lane >> 2, quad = lane & 3;
   const std::int64_t I = a.inter, nb = a.hidden / 32;
@@ -716,7 +540,7 @@ FB_HD void moe_stage1_exact_warp(const Stage1Args& a, const std::int32_t* entrie
   for (int chunk = 0; chunk < a.block; chunk += kChunkRows) {
     float acc[kGroups][kTiles][4];
     const int groups = mx_warp_gemm<kTiles, kStage1Blocks, kStage1BlocksOdd, false, false>(
-        ch, chunk, static_cast<int>(a.block), a.w13, a.w13_scales, w_rows, nb, lane, acc, kNarrow ? I : 8, ring);
+        ch, chunk, static_cast<int>(a.block), a.w13, a.w13_scales, w_rows, nb, lane, acc, kNarrow ? I : 8);
     if (groups == 0) break;
 #pragma unroll
     for (int g = 0; g < kGroups; ++g) {
@@ -736,18 +560,15 @@ FB_HD void moe_stage1_exact_warp(const Stage1Args& a, const std::int32_t* entrie
 }
 
 // One warp of the stage-2 exact GEMM: output columns d0 .. d0+31 (two tiles of W2 rows), Y = w_p * y.
-// ring: the warp's kStage2RingBytes bytes of shared memory (nullptr: register stages).
 FB_HD void moe_stage2_exact_warp(const Stage2Args& a, const std::int32_t* entries, const float* weights,
-                                 std::int64_t first, std::int64_t e, std::int64_t d0, int lane,
-                                 std::uint8_t* ring = nullptr) {
+                                 std::int64_t first, std::int64_t e, std::int64_t d0, int lane) {
   const int group = lane >> 2, quad = lane & 3;
   const std::int64_t K = a.hidden, nb = a.inter / 32;
   const MxChunk ch{a.a2q, a.a2_scales, entries, first, a.tokens, a.topk, true, a.inter / 2, (nb + 7) / 8 * 8};
   const std::int64_t w_rows[2] = {e * K + d0, e * K + d0 + 16};
   for (int chunk = 0; chunk < a.block; chunk += kChunkRows) {
     float acc[kGroups][2][4];
-    const int groups = mx_warp_gemm<2, kStage2Blocks, kStage2BlocksOdd, true, true>(ch, chunk, static_cast<int>(a.block), a.w2,
-                                                                                 a.w2_scales, w_rows, nb, lane, acc, 8, ring);
+    const int groups = mx_warp_gemm<2, kStage2Blocks, kStage2BlocksOdd, true, true>(ch, chunk, static_cast<int>(a.block), a.w2, a.w2_scales, w_rows, nb, lane, acc);
     if (groups == 0) break;
 #pragma unroll
     for (int g = 0; g < kGroups; ++g) {

@@ -9,9 +9,8 @@
 //          the CUDA cores in K order; gate and up of an element sit at the same fragment position,
 //          so SwiGLU runs in registers. Code: moe_gemm_exact.hpp (shared with the CPU simulation).
 //   plain  one thread per output column, each row of the sort block in turn, scalar integer sums.
-// No split-K, no atomics: deterministic. The K loop is software-pipelined (stages of 4 blocks at
-// decode, moe_gemm_exact.hpp); on sm_80 and later each warp streams its weight rows through a ring
-// in shared memory filled by cp.async, 12 to 16 blocks ahead (README: "Speed").
+// No split-K, no atomics: deterministic. The K loop is software-pipelined in registers (stages of
+// 4 blocks at decode, moe_gemm_exact.hpp); no shared-memory staging yet (README: "Speed").
 #include "kernels/common/gpu_check.hpp"
 #include "kernels/common/multiprocessors.hpp"
 #include "kernels/moe_gemm/moe_gemm.hpp"
@@ -39,16 +38,9 @@ __global__ __launch_bounds__(128, 4) void moe_stage1_exact_kernel(Stage1Args a) 
 
   const int warps = static_cast<int>(blockDim.x / 32), warp = static_cast<int>(threadIdx.x / 32);
   constexpr int kCols = kNarrow ? kStage1NarrowCols : kStage1Cols;
-#if FB_MOE_INT8_MMA  // each warp's weight ring (mx_k_loop_ring)
-  constexpr int kRing = moe_stage1_ring_bytes(kNarrow);
-  __shared__ __align__(16) std::uint8_t ring[4 * kRing];
-  std::uint8_t* const warp_ring = ring + warp * kRing;
-#else
-  std::uint8_t* const warp_ring = nullptr;
-#endif
   moe_stage1_exact_warp<kOai, kNarrow>(a, entries, first, a.sorted_expert_ids[blockIdx.y],
                                        (static_cast<std::int64_t>(blockIdx.x) * warps + warp) * kCols,
-                                       static_cast<int>(threadIdx.x & 31), warp_ring);
+                                       static_cast<int>(threadIdx.x & 31));
 }
 
 template <bool kOai>

@@ -37,15 +37,8 @@ __global__ __launch_bounds__(128, 5) void moe_stage2_exact_kernel(Stage2Args a) 
   __syncthreads();
 
   const int warps = static_cast<int>(blockDim.x / 32), warp = static_cast<int>(threadIdx.x / 32);
-#if FB_MOE_INT8_MMA  // each warp's weight ring (mx_k_loop_ring)
-  __shared__ __align__(16) std::uint8_t ring[4 * kStage2RingBytes];
-  std::uint8_t* const warp_ring = ring + warp * kStage2RingBytes;
-#else
-  std::uint8_t* const warp_ring = nullptr;
-#endif
   moe_stage2_exact_warp(a, entries, weights, first, a.sorted_expert_ids[blockIdx.y],
-                        (static_cast<std::int64_t>(blockIdx.x) * warps + warp) * 32, static_cast<int>(threadIdx.x & 31),
-                        warp_ring);
+                        (static_cast<std::int64_t>(blockIdx.x) * warps + warp) * 32, static_cast<int>(threadIdx.x & 31));
 }
 
 __global__ __launch_bounds__(kPlainThreads) void moe_stage2_plain_kernel(Stage2Args a) {

@@ -12,7 +12,6 @@
 #include <cstring>
 #include <limits>
 #include <random>
-#include <vector>
 
 #include "core/device.hpp"
 #include "core/errors.hpp"
@@ -201,61 +200,6 @@ TEST(MoeGemmMath, FragmentPermutationGivesTheBlockSums) {
         for (int k = 0; k < 32; ++k) d += A[r][k] * B[k][c];
         ASSERT_EQ(d, mx_block_sum_quarters(a[r], b[c])) << r << " " << c;
       }
-  }
-}
-
-// The weight ring of the exact kernels on sm_80 and later (mx_k_loop_ring; device only, so its
-// index map is checked here): the copies of one stage, made as the lanes make them (chunk j of
-// lane l at the slot offset the loop computes), put in every slot position each lane then reads
-// the very word (and scale byte) of W that the register stages would have loaded, and a warp's 32
-// reads of one block fall in 32 distinct banks. Both mappings' geometry (one tile, rows 8..15
-// I further; two tiles of 16 consecutive rows, 16 or I apart), stages of 2 and 4 blocks.
-TEST(MoeGemmMath, RingCopiesEveryWordItsReaderReads) {
-  struct Geometry {
-    int tiles, u;
-    std::int64_t tile_step, hi_rows;
-  };
-  for (const Geometry g : {Geometry{1, 4, 0, 96}, Geometry{1, 2, 0, 96}, Geometry{2, 4, 96, 8}, Geometry{2, 2, 16, 8}}) {
-    const std::int64_t nb = 12, row_bytes = 16 * nb, rows = 2 * g.tile_step + 2 * g.hi_rows + 16;
-    std::vector<std::uint8_t> w(static_cast<std::size_t>(rows * row_bytes)), scales(static_cast<std::size_t>(rows * nb));
-    std::mt19937 rng(11);
-    for (auto& b : w) b = static_cast<std::uint8_t>(rng());
-    for (auto& b : scales) b = static_cast<std::uint8_t>(rng());
-    const int stride = mx_ring_stride(g.u), chunks = 16 * g.tiles * g.u / 32;
-    for (int f = 0; f < nb / g.u; ++f) {
-      std::vector<std::uint8_t> slot(static_cast<std::size_t>(mx_ring_slot_bytes(g.tiles, g.u)), 0xEE);
-      for (int lane = 0; lane < 32; ++lane) {
-        for (int j = 0; j < chunks; ++j) {
-          const int c = lane + 32 * j;
-          const int dst = mx_ring_chunk_dst(lane, g.u) + j * (32 / g.u) * stride;  // the loop's form
-          ASSERT_EQ(dst, mx_ring_chunk_dst(c, g.u));
-          const std::int64_t src = mx_ring_row_offset(c / g.u, g.tile_step, g.hi_rows) * row_bytes + 16 * (g.u * f + c % g.u);
-          std::memcpy(&slot[static_cast<std::size_t>(dst)], &w[static_cast<std::size_t>(src)], 16);
-        }
-        if (lane < 16 * g.tiles)
-          std::memcpy(&slot[static_cast<std::size_t>(16 * g.tiles * stride + 4 * lane)],
-                      &scales[static_cast<std::size_t>(mx_ring_row_offset(lane, g.tile_step, g.hi_rows) * nb + ((g.u * f) & ~3))], 4);
-      }
-      for (int t = 0; t < g.tiles; ++t)
-        for (int h = 0; h < 2; ++h)
-          for (int u = 0; u < g.u; ++u) {
-            std::array<int, 32> banks{};
-            for (int lane = 0; lane < 32; ++lane) {
-              const int group = lane / 4, quad = lane % 4;
-              const std::int64_t row = t * g.tile_step + group + h * g.hi_rows;  // as the register stages address it
-              const int at = mx_ring_word_at(t, h, u, group, quad, g.u);
-              ASSERT_EQ(load_u32(&slot[static_cast<std::size_t>(at)]),
-                        load_u32(&w[static_cast<std::size_t>(row * row_bytes + 16 * (g.u * f + u) + 4 * quad)]))
-                  << "tiles " << g.tiles << " U " << g.u << " stage " << f << " t " << t << " h " << h << " u " << u << " lane " << lane;
-              const std::uint32_t word = load_u32(&slot[static_cast<std::size_t>(mx_ring_scale_at(t, h, group, g.tiles, g.u))]);
-              ASSERT_EQ((word >> (8 * ((g.u * f) & 3)) >> (8 * u)) & 0xFFu,
-                        scales[static_cast<std::size_t>(row * nb + g.u * f + u)]);
-              banks[static_cast<std::size_t>(lane)] = (at / 4) % 32;
-            }
-            std::sort(banks.begin(), banks.end());
-            EXPECT_EQ(std::unique(banks.begin(), banks.end()), banks.end()) << "bank conflict: tiles " << g.tiles << " U " << g.u;
-          }
-    }
   }
 }
 
