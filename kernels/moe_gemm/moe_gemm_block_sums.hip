@@ -16,7 +16,7 @@ __global__ void moe_block_sums_mma_kernel(const std::uint8_t* a, const std::uint
   const std::uint8_t* bt = b + tile * 8 * 16;
   const std::uint8_t* lo = at + group * 16;
   const std::uint8_t* hi = at + (group + 8) * 16;
-#if FB_MOE_INT8_MMA
+#if FB_MOE_FP8_MMA
   const MxAFragment fa = mx_a_fragment(lo, hi, quad);
 #else
   const MxAFragment fa{{0u, 0u, 0u, 0u}};

@@ -4,25 +4,31 @@
 // the emulation: every index the kernels compute is checked without a GPU. Arithmetic:
 // moe_gemm_math.hpp.
 //
-// Matrix unit (NVIDIA sm_80 and later): mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32. Its K of
-// 32 is exactly one MX block, so one instruction with a constant accumulator gives the block sums
-// S_q of a 16 x 8 tile (zero; the K loop starts it at a bias that makes the sums fp32 bit patterns). Each e2m1 code becomes the int8 2 * value (an integer in [-12, 12]): integer
-// multiply-adds into int32 are exact whatever the hardware's order (|S_q| <= 4608). Fragments
-// (lane = 4 * group + quad; PTX ISA, "Matrix Fragments for mma.m16n8k32"), in the MMA's logical k:
+// Matrix unit (NVIDIA sm_89 and later): mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32. Its K
+// of 32 is exactly one MX block, so one instruction with a zero accumulator gives the block sums of
+// a 16 x 8 tile. Each e2m1 code becomes the e4m3 byte of its value times 2^-6 (bit operations,
+// exact), so a product is h_a h_w / 4 times 2^-12 (h = 2 * value, an integer in [-12, 12]) and the
+// block sum is S_q * 2^-14 with |S_q| <= 4608: a multiple of 2^-14 below 2^-1.8, 13 significant
+// bits. The products are exact in any fp8 multiplier, and any accumulation that keeps 13 bits below
+// the largest partial sum's exponent adds them exactly, in any order (Hopper's fp8 MMA keeps about
+// 14 in fp32; MoeGemmGpu.MatrixUnitBlockSumsAreExact checks adversarial blocks on the hardware, and
+// every verify compares the kernels with the emulation bitwise). Fragments (lane = 4 * group +
+// quad; PTX ISA, "Matrix Fragments for mma.m16n8k32", the same for 8-bit types), in the MMA's
+// logical k:
 //   A 16 x 32 row-major  a0: row group, k 4q..4q+3     a1: row group + 8, k 4q..
 //                        a2: row group, k 16+4q..      a3: row group + 8, k 16+4q..
 //   B 32 x 8 column      b0: column group, k 4q..      b1: column group, k 16+4q..
 //   C 16 x 8             c0: (group, 2q)  c1: (group, 2q+1)  c2: (group+8, 2q)  c3: (group+8, 2q+1)
 // A block sum does not depend on the order of its 32 terms, so the kernels feed the MMA a
 // permutation of k, the same for A and B: lane quad q loads bytes 4q..4q+3 of the block's 16 (one
-// aligned 32-bit load; elements 8q..8q+7) and gives elements 8q..8q+3 to logical k 4q..4q+3 (a0,
-// a1, b0) and 8q+4..8q+7 to 16+4q.. (a2, a3, b1). A warp's loads of one row block are then 16
-// contiguous bytes. (tests: MoeGemmMath.FragmentPermutationGivesTheBlockSums simulates the MMA on
-// these fragments; MoeGemmGpu.MatrixUnitBlockSumsAreExact runs it.)
+// aligned 32-bit load; elements 8q..8q+7) and gives the even elements 8q, 8q+2, 8q+4, 8q+6 to
+// logical k 4q..4q+3 (a0, a1, b0) and the odd ones to 16+4q.. (a2, a3, b1). A warp's loads of one
+// row block are then 16 contiguous bytes. (tests: MoeGemmMath.FragmentPermutationGivesTheBlockSums
+// simulates the MMA on these fragments; MoeGemmGpu.MatrixUnitBlockSumsAreExact runs it.)
 // The kernels put 16 weight rows (16 output columns) in A and 8 sorted rows (tokens) in B, so a
 // decode sort block of a few tokens wastes at most 8 - n columns of an MMA, not 16 - n rows.
 // Elsewhere (AMD until an MFMA path lands, older NVIDIA) each lane computes its sums with the
-// scalar integer loop: the same integers.
+// scalar integer loop: the same values.
 #pragma once
 
 #include <cstdint>
@@ -37,10 +43,10 @@
 
 namespace fb {
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-#define FB_MOE_INT8_MMA 1
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+#define FB_MOE_FP8_MMA 1
 #else
-#define FB_MOE_INT8_MMA 0
+#define FB_MOE_FP8_MMA 0
 #endif
 
 // Warps per CTA of the exact kernels: 4, 2 or 1, the most that divide the output's column slices
@@ -50,9 +56,9 @@ FB_HD int moe_exact_warps(std::int64_t cols, std::int64_t per_warp) {
   return slices % 4 == 0 ? 4 : (slices % 2 == 0 ? 2 : 1);
 }
 
-#if FB_MOE_INT8_MMA
-// C = A B + bias in every position (the K loop's kMxSumBias; 0 for the plain sums).
-__device__ inline void mx_mma_block_sums(const MxAFragment& fa, const MxBFragment& fb, int (&c)[4], int bias = 0) {
+#if FB_MOE_FP8_MMA
+// C = A B (fp32; each sum is S_q * kMxMmaSumScale, exactly).
+__device__ inline void mx_mma_block_sums(const MxAFragment& fa, const MxBFragment& fb, float (&c)[4]) {
   // mma.sync.aligned must be reached by all 32 lanes converged on this very instruction. The
   // callers branch per lane just before it (the L2 prefetch of lane quad 0, the padding columns'
   // null B operand), and a non-volatile asm may be duplicated into such branches by the compiler:
@@ -60,9 +66,9 @@ __device__ inline void mx_mma_block_sums(const MxAFragment& fa, const MxBFragmen
   // first (cheap: one bar.warp.sync per MMA), and keep the asm volatile so it is not moved.
   __syncwarp();
   asm volatile(
-      "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};"
-      : "=r"(c[0]), "=r"(c[1]), "=r"(c[2]), "=r"(c[3])
-      : "r"(fa.a[0]), "r"(fa.a[1]), "r"(fa.a[2]), "r"(fa.a[3]), "r"(fb.b[0]), "r"(fb.b[1]), "r"(bias));
+      "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};"
+      : "=f"(c[0]), "=f"(c[1]), "=f"(c[2]), "=f"(c[3])
+      : "r"(fa.a[0]), "r"(fa.a[1]), "r"(fa.a[2]), "r"(fa.a[3]), "r"(fb.b[0]), "r"(fb.b[1]), "f"(0.0f));
 }
 #endif
 
@@ -82,7 +88,7 @@ FB_HD void prefetch_l2(const void* p) {
 FB_HD MxBFragment mx_b_fragment_or_zero(const std::uint8_t* col, int quad) {
   const std::uint32_t word = col ? load_u32(col + 4 * quad) : 0u;
   MxBFragment f;
-  e2m1x8_to_s8x8(word, f.b[0], f.b[1]);  // code 0 is +0: zero operands
+  e2m1x8_to_e4m3x8(word, f.b[0], f.b[1]);  // code 0 is e4m3 +0: zero operands
   return f;
 }
 
@@ -93,9 +99,14 @@ FB_HD MxBFragment mx_b_fragment_or_zero(const std::uint8_t* col, int quad) {
 FB_HD void mx_tile_block_sums(const MxAFragment& fa, const std::uint8_t* w_lo, const std::uint8_t* w_hi,
                               const std::uint8_t* col_g, const std::uint8_t* col_0, const std::uint8_t* col_1, int quad,
                               int (&c)[4]) {
-#if FB_MOE_INT8_MMA
+#if FB_MOE_FP8_MMA
   (void)w_lo, (void)w_hi, (void)col_0, (void)col_1;
-  mx_mma_block_sums(fa, mx_b_fragment_or_zero(col_g, quad), c);
+  float f[4];
+  mx_mma_block_sums(fa, mx_b_fragment_or_zero(col_g, quad), f);
+  for (int i = 0; i < 4; ++i) {  // S_q, or INT_MIN where the sum is not an exact multiple of 2^-14
+    const float q = f[i] * 16384.0f;
+    c[i] = q == truncf(q) && fabsf(q) <= 4608.0f ? static_cast<int>(q) : -2147483647 - 1;
+  }
 #else
   (void)fa, (void)col_g, (void)quad;
   c[0] = col_0 ? mx_block_sum_quarters(w_lo, col_0) : 0;
@@ -155,18 +166,6 @@ struct MxChunk {
 // (A full second stage of registers, ping-pong, spilled at 128 registers under ptxas' schedule.)
 // The arithmetic is untouched: the same block sums, promoted block by block in ascending K into
 // the same accumulators.
-
-// The block sums come out of the MMA as fp32 bit patterns: its int32 accumulator starts at the bits
-// of 1.5 * 2^23, so a sum S (|S| <= 4608 < 2^22) ends as the bits of 1.5 * 2^23 + S (same exponent)
-// and one exact fp32 subtraction gives float(S), the value the int-to-float conversion gave. The
-// add rides in the MMA; the conversion (I2F, a narrower pipe than FADD) leaves the loop.
-inline constexpr int kMxSumBias = 0x4B400000;
-FB_HD float mx_biased_sum_to_float(int biased) {
-  return bits_float(static_cast<std::uint32_t>(biased)) - 12582912.0f;  // - 1.5 * 2^23: exact
-}
-FB_HD float mx_block_promote_biased(float acc, int biased, float quarter_scale_a, float scale_w) {
-  return acc + (mx_biased_sum_to_float(biased) * quarter_scale_a) * scale_w;
-}
 
 // Blocks per stage (the pipeline's U) where the chunk holds one token (decode: odd C columns
 // skipped), and where odd columns or two groups are live (more registers a block). Chosen from
@@ -282,8 +281,8 @@ FB_HD void mx_stage_compute(MxStage<kTiles, kG, kU, kOdd>& st, const MxScaleWord
   const std::uint32_t sb_next = mx_scale_block_part(y_next);
 #pragma unroll
   for (int u = 0; u < kU; ++u) {
-    int d[kG][kTiles][4];  // biased block sums (kMxSumBias)
-#if FB_MOE_INT8_MMA
+    float d[kG][kTiles][4];  // block sums, S_q * kMxMmaSumScale
+#if FB_MOE_FP8_MMA
     MxAFragment fa[kTiles];
     MxBFragment fb[kG];
 #pragma unroll
@@ -307,10 +306,10 @@ FB_HD void mx_stage_compute(MxStage<kTiles, kG, kU, kOdd>& st, const MxScaleWord
 #endif
         const std::uint8_t* c0 = L.c0[g] ? L.c0[g] + at : nullptr;
         const std::uint8_t* c1 = L.c1[g] ? L.c1[g] + at : nullptr;
-        d[g][t][0] = (c0 ? mx_block_sum_quarters(lo, c0) : 0) + kMxSumBias;
-        d[g][t][1] = (c1 ? mx_block_sum_quarters(lo, c1) : 0) + kMxSumBias;
-        d[g][t][2] = (c0 ? mx_block_sum_quarters(hi, c0) : 0) + kMxSumBias;
-        d[g][t][3] = (c1 ? mx_block_sum_quarters(hi, c1) : 0) + kMxSumBias;
+        d[g][t][0] = static_cast<float>(c0 ? mx_block_sum_quarters(lo, c0) : 0) * kMxMmaSumScale;
+        d[g][t][1] = static_cast<float>(c1 ? mx_block_sum_quarters(lo, c1) : 0) * kMxMmaSumScale;
+        d[g][t][2] = static_cast<float>(c0 ? mx_block_sum_quarters(hi, c0) : 0) * kMxMmaSumScale;
+        d[g][t][3] = static_cast<float>(c1 ? mx_block_sum_quarters(hi, c1) : 0) * kMxMmaSumScale;
       }
     }
 #endif
@@ -321,11 +320,11 @@ FB_HD void mx_stage_compute(MxStage<kTiles, kG, kU, kOdd>& st, const MxScaleWord
 #pragma unroll
       for (int c = 0; c < (kOdd ? 2 : 1); ++c) xs[g][c] = st.xs[u][g][c];
     mx_block_load(st, u, L, y_next, sb_next);  // the next stage's block u, before this block's MMA
-#if FB_MOE_INT8_MMA
+#if FB_MOE_FP8_MMA
 #pragma unroll
     for (int g = 0; g < kG; ++g)
 #pragma unroll
-      for (int t = 0; t < kTiles; ++t) mx_mma_block_sums(fa[t], fb[g], d[g][t], kMxSumBias);
+      for (int t = 0; t < kTiles; ++t) mx_mma_block_sums(fa[t], fb[g], d[g][t]);
 #endif
     float xw[kTiles][2];
 #pragma unroll
@@ -335,19 +334,19 @@ FB_HD void mx_stage_compute(MxStage<kTiles, kG, kU, kOdd>& st, const MxScaleWord
                                                  : mx_scale_float((ws.w[t][h] >> (8 * u)) & 0xFFu);
 #pragma unroll
     for (int g = 0; g < kG; ++g) {
-      // 2^(sa-129) of the lane's two C columns (padding: scale 127, its sums are 0 and never stored).
-      const float xa_0 = mx_scale_float(xs[g][0]) * 0.25f;
+      // 2^(sa-127) of the lane's two C columns (padding: scale 127, its sums are 0 and never stored).
+      const float xa_0 = mx_scale_float(xs[g][0]);
 #pragma unroll
       for (int t = 0; t < kTiles; ++t) {
-        acc[g][t][0] = mx_block_promote_biased(acc[g][t][0], d[g][t][0], xa_0, xw[t][0]);
-        acc[g][t][2] = mx_block_promote_biased(acc[g][t][2], d[g][t][2], xa_0, xw[t][1]);
+        acc[g][t][0] = mx_block_promote_mma(acc[g][t][0], d[g][t][0], xa_0, xw[t][0]);
+        acc[g][t][2] = mx_block_promote_mma(acc[g][t][2], d[g][t][2], xa_0, xw[t][1]);
       }
       if constexpr (kOdd) {
-        const float xa_1 = mx_scale_float(xs[g][1]) * 0.25f;
+        const float xa_1 = mx_scale_float(xs[g][1]);
 #pragma unroll
         for (int t = 0; t < kTiles; ++t) {
-          acc[g][t][1] = mx_block_promote_biased(acc[g][t][1], d[g][t][1], xa_1, xw[t][0]);
-          acc[g][t][3] = mx_block_promote_biased(acc[g][t][3], d[g][t][3], xa_1, xw[t][1]);
+          acc[g][t][1] = mx_block_promote_mma(acc[g][t][1], d[g][t][1], xa_1, xw[t][0]);
+          acc[g][t][3] = mx_block_promote_mma(acc[g][t][3], d[g][t][3], xa_1, xw[t][1]);
         }
       }
     }
@@ -568,7 +567,7 @@ FB_HD void moe_stage2_exact_warp(const Stage2Args& a, const std::int32_t* entrie
   const std::int64_t w_rows[2] = {e * K + d0, e * K + d0 + 16};
   for (int chunk = 0; chunk < a.block; chunk += kChunkRows) {
     float acc[kGroups][2][4];
-    const int groups = mx_warp_gemm<2, kStage2Blocks, kStage2BlocksOdd, true, true>(ch, chunk, static_cast<int>(a.block), a.w2, a.w2_scales, w_rows, nb, lane, acc);
+    const int groups = mx_warp_gemm<2, kStage2Blocks, kStage2BlocksOdd, true, false>(ch, chunk, static_cast<int>(a.block), a.w2, a.w2_scales, w_rows, nb, lane, acc);
     if (groups == 0) break;
 #pragma unroll
     for (int g = 0; g < kGroups; ++g) {

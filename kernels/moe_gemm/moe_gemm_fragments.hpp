@@ -1,4 +1,4 @@
-// The int8 MMA fragments of one 32-element MX block, as kernels/moe_gemm/moe_gemm_exact.hpp
+// The fp8 (e4m3) MMA fragments of one 32-element MX block, as kernels/moe_gemm/moe_gemm_exact.hpp
 // lays them out (the permutation of k is explained there). Host and device (FB_HD), so the CPU
 // tests can simulate the MMA on exactly what the kernels feed it.
 #pragma once
@@ -29,8 +29,8 @@ struct MxAFragment {
 // pipelined K loop loads the words blocks ahead and converts them just before the MMA.
 FB_HD MxAFragment mx_a_fragment_from_words(std::uint32_t lo, std::uint32_t hi) {
   MxAFragment f;
-  e2m1x8_to_s8x8(lo, f.a[0], f.a[2]);
-  e2m1x8_to_s8x8(hi, f.a[1], f.a[3]);
+  e2m1x8_to_e4m3x8(lo, f.a[0], f.a[2]);
+  e2m1x8_to_e4m3x8(hi, f.a[1], f.a[3]);
   return f;
 }
 
@@ -45,7 +45,7 @@ struct MxBFragment {
 
 FB_HD MxBFragment mx_b_fragment_from_word(std::uint32_t word) {
   MxBFragment f;
-  e2m1x8_to_s8x8(word, f.b[0], f.b[1]);  // code 0 is +0: a zero word is a zero (padding) operand
+  e2m1x8_to_e4m3x8(word, f.b[0], f.b[1]);  // code 0 is e4m3 +0: a zero word is a zero (padding) operand
   return f;
 }
 

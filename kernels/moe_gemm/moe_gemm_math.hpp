@@ -32,40 +32,17 @@ FB_HD int e2m1_halves(std::uint32_t code) {
   return (code & 0x8u) ? -h : h;
 }
 
-// Byte permute (CUDA __byte_perm, PTX prmt.b32 without a mode, selectors 0..7 only): byte n of the
-// result is byte ((sel >> 4n) & 7) of the 8 bytes {lo, hi}.
-FB_HD std::uint32_t byte_perm(std::uint32_t lo, std::uint32_t hi, std::uint32_t sel) {
-#if defined(__CUDA_ARCH__)
-  return __byte_perm(lo, hi, sel);
-#else
-  const std::uint64_t v = (static_cast<std::uint64_t>(hi) << 32) | lo;
-  std::uint32_t r = 0;
-  for (int n = 0; n < 4; ++n) r |= static_cast<std::uint32_t>((v >> (8 * ((sel >> (4 * n)) & 7u))) & 0xFFu) << (8 * n);
-  return r;
-#endif
-}
-
-// Eight e2m1 codes (a 32-bit word, element 0 in the low nibble) as eight int8 in two words
-// (elements 0-3 in `lo`, 4-7 in `hi`, element j in byte j % 4): the int8 MMA operands, each byte
-// 2 * value in [-12, 12]. Three byte permutes per half (checked against e2m1_halves on every
-// 16-bit half): the magnitude code (3 bits) indexes the table {0, 1, 2, 3, 4, 6, 8, 12} and its
-// negation; the sign bit (bit 3 of a nibble, moved to bit 2 by one shift) then picks byte j of the
-// first (selector j) or of the second (selector j + 4).
-inline constexpr std::uint32_t kHalvesLo = 0x03020100u, kHalvesHi = 0x0C080604u;        // 0, 1, 2, 3 | 4, 6, 8, 12
-inline constexpr std::uint32_t kNegHalvesLo = 0xFDFEFF00u, kNegHalvesHi = 0xF4F8FAFCu;  // their negations
-FB_HD void e2m1x8_to_s8x8(std::uint32_t w, std::uint32_t& lo, std::uint32_t& hi) {
-  const std::uint32_t index = w & 0x77777777u;
-  const std::uint32_t pick = ((w >> 1) & 0x44444444u) | 0x32103210u;
-  lo = byte_perm(byte_perm(kHalvesLo, kHalvesHi, index), byte_perm(kNegHalvesLo, kNegHalvesHi, index), pick);
-  const std::uint32_t index_hi = index >> 16, pick_hi = pick >> 16;
-  hi = byte_perm(byte_perm(kHalvesLo, kHalvesHi, index_hi), byte_perm(kNegHalvesLo, kNegHalvesHi, index_hi), pick_hi);
-}
-
-// The low half alone: four codes (two bytes) as four int8.
-FB_HD std::uint32_t e2m1x4_to_s8x4(std::uint32_t two_bytes) {
-  std::uint32_t lo, hi;
-  e2m1x8_to_s8x8(two_bytes & 0xFFFFu, lo, hi);
-  return lo;
+// Eight e2m1 codes (a 32-bit word, element 0 in the low nibble) as eight fp8 e4m3 bytes in two
+// words, the matrix unit's operands: `even` holds elements 0, 2, 4, 6 (the low nibbles; byte j is
+// element 2j), `odd` elements 1, 3, 5, 7. The e4m3 byte of code s e1 e0 m is s << 7 | (e1 e0 m) << 2:
+// exponent field e1 e0, mantissa m00, so its value is the code's value times 2^-6 exactly, the
+// subnormal codes (0, 0.5) included (checked on every code and every 16-bit input). Bit operations
+// only (two shifts and two masks a word half): the earlier int8 form (2 * value from two byte
+// permute tables and a sign pick, three PRMT per four codes plus the tables ptxas re-materialised
+// before each one) was about half of the K loop's instructions (run 55's SASS).
+FB_HD void e2m1x8_to_e4m3x8(std::uint32_t w, std::uint32_t& even, std::uint32_t& odd) {
+  even = ((w << 2) & 0x1C1C1C1Cu) | ((w << 4) & 0x80808080u);
+  odd = ((w >> 2) & 0x1C1C1C1Cu) | (w & 0x80808080u);
 }
 
 // S_q of one 32-element block: 16 bytes of each operand, in a fixed order (the value is an exact
@@ -85,10 +62,10 @@ FB_HD float mx_block_promote(float acc, int quarters, std::uint8_t sa, std::uint
   return acc + (block * e8m0_to_float(sa)) * e8m0_to_float(sw);
 }
 
-// The same promotion with the activation scale's 2^(sa-129) formed first (once per row and block
-// in the kernels): float(S_q) * 2^(sa-129) has the same exact value as (S_q * 0.25) * 2^(sa-127)
-// (2^(sa-129) >= 2^-129 is an fp32 subnormal or normal, never rounded), so it rounds (overflows)
-// the same way, and the rest is the same operations. Checked for every (sa, sw) pair.
+// The same promotion from the matrix unit's fp32 block sum f = S_q * 2^-14 (e4m3 operands carry
+// each value times 2^-6, so a product carries 2^-12 and S_q / 4 arrives times 2^-12, exactly: see
+// moe_gemm_exact.hpp): f * 2^12 is S_q * 0.25 exactly, and the rest is mx_block_promote's
+// operations in its order, with the scales decoded once a block. Checked for every (sa, sw) pair.
 //
 // mx_scale_float is e8m0_to_float without branches, for the kernels' K loops: Nsight Compute
 // (run 44p, stage 1 at T = 3) put about half of the exact kernel's stall samples on the codec's two
@@ -101,9 +78,9 @@ FB_HD float mx_block_promote(float acc, int quarters, std::uint8_t sa, std::uint
 FB_HD float mx_scale_float(std::uint32_t s) {
   return bits_float((s << 23) | (((s + 1u) & 0xFEu) == 0u ? 0x00400000u : 0u));
 }
-FB_HD float mx_quarter_scale(std::uint8_t sa) { return e8m0_to_float(sa) * 0.25f; }
-FB_HD float mx_block_promote_scaled(float acc, int quarters, float quarter_scale_a, float scale_w) {
-  return acc + (static_cast<float>(quarters) * quarter_scale_a) * scale_w;
+inline constexpr float kMxMmaSumScale = 0x1p-14f;  // the matrix unit's block sum is S_q times this
+FB_HD float mx_block_promote_mma(float acc, float mma_sum, float scale_a, float scale_w) {
+  return acc + ((mma_sum * 4096.0f) * scale_a) * scale_w;
 }
 
 // The stage-1 activation of one (gate, up) pair, as the landed SwiGLU (F2) computes it.

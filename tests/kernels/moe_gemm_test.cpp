@@ -22,6 +22,7 @@
 #include "kernels/moe_gemm/moe_gemm_math.hpp"
 #include "reference/codecs/e2m1.hpp"
 #include "reference/codecs/e8m0.hpp"
+#include "reference/codecs/fp8.hpp"
 #include "support/skip_without_gpu.hpp"
 
 namespace fb {
@@ -112,8 +113,11 @@ void expect_checks_pass(const std::vector<Fp64Check>& checks, const std::string&
 TEST(MoeGemmMath, HalvesAreTwiceTheCodecValue) {
   for (std::uint32_t code = 0; code < 16; ++code)
     EXPECT_EQ(static_cast<float>(e2m1_halves(code)), 2.0f * e2m1_to_float(static_cast<std::uint8_t>(code))) << code;
-  // Packed int8 operands: byte j holds element j.
-  EXPECT_EQ(e2m1x4_to_s8x4(0xF7u | (0x81u << 8)), 0x0001F40Cu);  // +6, -6, +0.5, -0 -> 12, -12, 1, 0
+  // Packed e4m3 operands: the even elements' bytes, then the odd ones'.
+  std::uint32_t even, odd;
+  e2m1x8_to_e4m3x8(0xF7u | (0x81u << 8), even, odd);  // elements +6, -6, +0.5, -0
+  EXPECT_EQ(even, 0x0000041Cu);                        // +6 * 2^-6 (0x1C), +0.5 * 2^-6 (0x04)
+  EXPECT_EQ(odd, 0x0000809Cu);                         // -6 * 2^-6 (0x9C), -0 (0x80)
 }
 
 // The K loops' branch-free scale decode is the codec's, bit for bit, on every byte (NaN included).
@@ -122,49 +126,41 @@ TEST(MoeGemmMath, BranchFreeScaleDecodeIsTheCodecOnEveryByte) {
     EXPECT_EQ(float_bits(mx_scale_float(s)), float_bits(e8m0_to_float(static_cast<std::uint8_t>(s)))) << s;
 }
 
-// The word-wise conversion the MMA operands use, on every 16-bit input.
-TEST(MoeGemmMath, Int8ConversionMatchesTheCodecOnEveryInput) {
-  for (std::uint32_t t = 0; t < 0x10000u; ++t) {
-    std::uint32_t want = 0;
-    for (int j = 0; j < 4; ++j)
-      want |= (static_cast<std::uint32_t>(e2m1_halves((t >> (4 * j)) & 0xFu)) & 0xFFu) << (8 * j);
-    ASSERT_EQ(e2m1x4_to_s8x4(t | 0xABCD0000u), want) << t;  // the upper half is ignored
-    std::uint32_t lo, hi;
-    e2m1x8_to_s8x8(t | (t << 16), lo, hi);  // both halves of the 8-code form
-    ASSERT_EQ(lo, want) << t;
-    ASSERT_EQ(hi, want) << t;
-    e2m1x8_to_s8x8(t << 16 | 0x1234u, lo, hi);
-    ASSERT_EQ(hi, want) << t;
-  }
+// The word-wise conversion the MMA operands use, on every 16-bit input (either half of the word):
+// each e4m3 byte is its code's value times 2^-6, exactly (byte j of `even` element 2j, of `odd`
+// element 2j + 1).
+TEST(MoeGemmMath, E4m3ConversionIsTheCodeValueTimesTwoToTheMinusSixOnEveryInput) {
+  for (std::uint32_t t = 0; t < 0x10000u; ++t)
+    for (const int half : {0, 1}) {  // t in bytes 2 half, 2 half + 1 of the word: its nibble e is element 4 half + e
+      std::uint32_t even, odd;
+      e2m1x8_to_e4m3x8(half ? (t << 16) | 0x1234u : t | 0xABCD0000u, even, odd);
+      const auto code = [&](int e) { return static_cast<std::uint8_t>((t >> (4 * e)) & 0xFu); };
+      const auto byte = [&](std::uint32_t w, int b) { return static_cast<std::uint8_t>(w >> (8 * (b + 2 * half))); };
+      for (int b = 0; b < 2; ++b) {
+        ASSERT_EQ(float_bits(fp8_e4m3fn_to_float(byte(even, b))), float_bits(e2m1_to_float(code(2 * b)) * 0x1p-6f)) << t;
+        ASSERT_EQ(float_bits(fp8_e4m3fn_to_float(byte(odd, b))), float_bits(e2m1_to_float(code(2 * b + 1)) * 0x1p-6f)) << t;
+      }
+    }
 }
 
-// The kernels' promotion (2^(sa-129) formed first) gives the contract's bits for every scale pair.
-TEST(MoeGemmMath, ScaledPromotionEqualsTheCanonicalOne) {
+// The kernels' promotion from the matrix unit's fp32 block sum (S_q * 2^-14, scales decoded once a
+// block) gives the contract's bits for every scale pair.
+TEST(MoeGemmMath, MmaSumPromotionEqualsTheCanonicalOne) {
   for (int sa = 0; sa < 256; ++sa)
     for (int sw = 0; sw < 256; ++sw)
       for (int q : {0, 1, -3, 4608, -4607})
         for (float acc : {0.0f, 1.5f, -3.0e30f}) {
           const float want = mx_block_promote(acc, q, static_cast<std::uint8_t>(sa), static_cast<std::uint8_t>(sw));
-          const float got = mx_block_promote_scaled(acc, q, mx_quarter_scale(static_cast<std::uint8_t>(sa)),
-                                                    e8m0_to_float(static_cast<std::uint8_t>(sw)));
-          // The K loop's form: the sum arrives biased (kMxSumBias), the same value after one subtraction.
-          const float biased = mx_block_promote_biased(acc, q + kMxSumBias, mx_quarter_scale(static_cast<std::uint8_t>(sa)),
-                                                       e8m0_to_float(static_cast<std::uint8_t>(sw)));
-          if (std::isnan(want)) {
+          const float got = mx_block_promote_mma(acc, static_cast<float>(q) * kMxMmaSumScale, mx_scale_float(static_cast<std::uint32_t>(sa)),
+                                                 mx_scale_float(static_cast<std::uint32_t>(sw)));
+          if (std::isnan(want))
             ASSERT_TRUE(std::isnan(got)) << sa << " " << sw << " " << q;
-            ASSERT_TRUE(std::isnan(biased)) << sa << " " << sw << " " << q;
-          } else {
+          else
             ASSERT_EQ(float_bits(got), float_bits(want)) << sa << " " << sw << " " << q << " " << acc;
-            ASSERT_EQ(float_bits(biased), float_bits(want)) << sa << " " << sw << " " << q << " " << acc;
-          }
         }
-}
-
-// The exact kernels' block sums leave the MMA biased by the bits of 1.5 * 2^23: one fp32
-// subtraction gives float(S) for every sum the blocks can have, the value the int conversion gives.
-TEST(MoeGemmMath, BiasedSumsConvertExactly) {
+  // Every block sum is an exact fp32 multiple of 2^-14, and times 2^12 it is S_q / 4 exactly.
   for (int q = -4608; q <= 4608; ++q)
-    ASSERT_EQ(float_bits(mx_biased_sum_to_float(q + kMxSumBias)), float_bits(static_cast<float>(q))) << q;
+    ASSERT_EQ(float_bits(static_cast<float>(q) * kMxMmaSumScale * 4096.0f), float_bits(static_cast<float>(q) * 0.25f)) << q;
 }
 
 // The fragments the kernels build, run through the m16n8k32 definition (PTX fragment layout) for
@@ -184,7 +180,10 @@ TEST(MoeGemmMath, FragmentPermutationGivesTheBlockSums) {
       const int g = lane / 4, q = lane % 4;
       const MxAFragment fa = mx_a_fragment(a[g], a[g + 8], q);
       const MxBFragment fb = mx_b_fragment(b[g], q);
-      const auto byte = [](std::uint32_t w, int i) { return static_cast<int>(static_cast<std::int8_t>(w >> (8 * i))); };
+      // An e4m3 operand byte is the code's value times 2^-6: times 2^7 it is h = 2 * value.
+      const auto byte = [](std::uint32_t w, int i) {
+        return static_cast<int>(fp8_e4m3fn_to_float(static_cast<std::uint8_t>(w >> (8 * i))) * 128.0f);
+      };
       for (int i = 0; i < 4; ++i) {
         A[g][4 * q + i] = byte(fa.a[0], i);
         A[g + 8][4 * q + i] = byte(fa.a[1], i);
