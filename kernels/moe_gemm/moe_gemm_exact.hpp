@@ -270,10 +270,9 @@ inline void mx_check_staged(std::uint32_t staged, const std::uint8_t* p) {
 // load is issued before the block's MMA, so the loads of the next stage are in flight behind the
 // MMAs of this one (the software pipeline's second buffer is the slot just consumed; a full second
 // stage of registers does not fit 128 with the ptxas schedule). `ws_next` gets y_next's scale words.
-// kCodecScales: the weight scales through the codec's e8m0_to_float (stage 2: ptxas spilled 12
-// bytes at its 96 registers with the branch-free mx_scale_float for both), else through
-// mx_scale_float (stage 1). The activation scales always take mx_scale_float. The same values.
-template <int kTiles, int kG, int kU, bool kOdd, bool kCodecScales>
+// Both scales through the branch-free mx_scale_float (stage 2 took the codec for its weight scales
+// until run 56: with the int8 tables in registers ptxas spilled at its 96).
+template <int kTiles, int kG, int kU, bool kOdd>
 FB_HD void mx_stage_compute(MxStage<kTiles, kG, kU, kOdd>& st, const MxScaleWords<kTiles>& ws,
                             MxScaleWords<kTiles>& ws_next, const MxLane<kTiles, kG>& L, std::int64_t y0,
                             std::int64_t y_next, float (&acc)[kGroups][kTiles][4]) {
@@ -330,8 +329,7 @@ FB_HD void mx_stage_compute(MxStage<kTiles, kG, kU, kOdd>& st, const MxScaleWord
 #pragma unroll
     for (int t = 0; t < kTiles; ++t)
 #pragma unroll
-      for (int h = 0; h < 2; ++h) xw[t][h] = kCodecScales ? e8m0_to_float(static_cast<std::uint8_t>(ws.w[t][h] >> (8 * u)))
-                                                 : mx_scale_float((ws.w[t][h] >> (8 * u)) & 0xFFu);
+      for (int h = 0; h < 2; ++h) xw[t][h] = mx_scale_float((ws.w[t][h] >> (8 * u)) & 0xFFu);
 #pragma unroll
     for (int g = 0; g < kG; ++g) {
       // 2^(sa-127) of the lane's two C columns (padding: scale 127, its sums are 0 and never stored).
@@ -363,7 +361,7 @@ FB_HD void mx_prefetch_ahead(const std::uint8_t* pf, std::int64_t y0, std::int64
 
 // The whole K loop in stages of kU blocks (nb % kU == 0). Past the last stage the "next" loads
 // re-read the current one (in bounds, never used): no branch.
-template <int kTiles, int kG, int kU, bool kOdd, bool kLead, bool kCodecScales>
+template <int kTiles, int kG, int kU, bool kOdd, bool kLead>
 FB_HD void mx_k_loop(const MxLane<kTiles, kG>& L, const std::uint8_t* pf, std::int64_t nb,
                      float (&acc)[kGroups][kTiles][4]) {
   const std::int64_t stages = nb / kU;
@@ -382,7 +380,7 @@ FB_HD void mx_k_loop(const MxLane<kTiles, kG>& L, const std::uint8_t* pf, std::i
     const std::int64_t y0 = s * kU;
     mx_prefetch_ahead(pf, y0, nb);
     MxScaleWords<kTiles> ws_next;
-    mx_stage_compute<kTiles, kG, kU, kOdd, kCodecScales>(st, ws, ws_next, L, y0, s + 1 < stages ? y0 + kU : y0, acc);
+    mx_stage_compute<kTiles, kG, kU, kOdd>(st, ws, ws_next, L, y0, s + 1 < stages ? y0 + kU : y0, acc);
     ws = ws_next;  // kTiles * 2 register moves a stage
   }
 }
@@ -394,11 +392,10 @@ FB_HD void mx_k_loop(const MxLane<kTiles, kG>& L, const std::uint8_t* pf, std::i
 // 32-K block. Returns the number of live groups (padding fills the tail of a sort block, so they
 // are a prefix). Stages of kStage blocks (one token in the chunk) or kStageOdd (more) where the
 // weight scale rows allow one load for a stage's bytes (nb % 4 == 0 and a 4-byte aligned base, as
-// on every m31 shape); otherwise stages of one block (the same loop). kLead: see mx_k_loop;
-// kCodecScales: see mx_stage_compute.
+// on every m31 shape); otherwise stages of one block (the same loop). kLead: see mx_k_loop.
 // hi_rows: how far a tile's second 8 rows (the MMA's rows 8..15) lie from its first: 8 (16
 // consecutive weight rows), or I in stage 1's narrow mapping (gate rows n.. and up rows I + n..).
-template <int kTiles, int kStage, int kStageOdd, bool kLead, bool kCodecScales>
+template <int kTiles, int kStage, int kStageOdd, bool kLead>
 FB_HD int mx_warp_gemm(const MxChunk& ch, int chunk, int block, const std::uint8_t* w, const std::uint8_t* w_scales,
                        const std::int64_t (&w_rows)[kTiles], std::int64_t nb, int lane,
                        float (&acc)[kGroups][kTiles][4], std::int64_t hi_rows = 8) {
@@ -451,7 +448,7 @@ FB_HD int mx_warp_gemm(const MxChunk& ch, int chunk, int block, const std::uint8
       L.c0[g] = off_0 != kPadRow ? ch.act + off_0 : nullptr;
       L.c1[g] = off_1 != kPadRow ? ch.act + off_1 : nullptr;
     }
-    mx_k_loop<kTiles, kG, kU, kOdd, kLead, kCodecScales>(L, pf, nb, acc);
+    mx_k_loop<kTiles, kG, kU, kOdd, kLead>(L, pf, nb, acc);
   };
   using G1 = std::integral_constant<int, 1>;
   using G2 = std::integral_constant<int, 2>;
@@ -538,7 +535,7 @@ FB_HD void moe_stage1_exact_warp(const Stage1Args& a, const std::int32_t* entrie
   if constexpr (!kNarrow) w_rows[kTiles - 1] = e * 2 * I + I + n0;  // up
   for (int chunk = 0; chunk < a.block; chunk += kChunkRows) {
     float acc[kGroups][kTiles][4];
-    const int groups = mx_warp_gemm<kTiles, kStage1Blocks, kStage1BlocksOdd, false, false>(
+    const int groups = mx_warp_gemm<kTiles, kStage1Blocks, kStage1BlocksOdd, false>(
         ch, chunk, static_cast<int>(a.block), a.w13, a.w13_scales, w_rows, nb, lane, acc, kNarrow ? I : 8);
     if (groups == 0) break;
 #pragma unroll
@@ -567,7 +564,7 @@ FB_HD void moe_stage2_exact_warp(const Stage2Args& a, const std::int32_t* entrie
   const std::int64_t w_rows[2] = {e * K + d0, e * K + d0 + 16};
   for (int chunk = 0; chunk < a.block; chunk += kChunkRows) {
     float acc[kGroups][2][4];
-    const int groups = mx_warp_gemm<2, kStage2Blocks, kStage2BlocksOdd, true, false>(ch, chunk, static_cast<int>(a.block), a.w2, a.w2_scales, w_rows, nb, lane, acc);
+    const int groups = mx_warp_gemm<2, kStage2Blocks, kStage2BlocksOdd, true>(ch, chunk, static_cast<int>(a.block), a.w2, a.w2_scales, w_rows, nb, lane, acc);
     if (groups == 0) break;
 #pragma unroll
     for (int g = 0; g < kGroups; ++g) {

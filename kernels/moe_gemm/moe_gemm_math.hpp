@@ -71,10 +71,8 @@ FB_HD float mx_block_promote(float acc, int quarters, std::uint8_t sa, std::uint
 // (run 44p, stage 1 at T = 3) put about half of the exact kernel's stall samples on the codec's two
 // early returns (branch resolving and dependent waits, once per scale and block). The same bits:
 // 2^(s-127) is s << 23 for s = 1..254; s = 0 (2^-127) and s = 255 (NaN) are those bits with bit 22
-// set, and exactly they have (s + 1) & 0xFE == 0. (Checked for all 256 bytes.) The K loop takes
-// it for the activation scales and, in stage 1, the weight scales; stage 2 (96 registers) keeps
-// the codec for its weight scales, where ptxas spilled with it (the same values either way;
-// kCodecScales in moe_gemm_exact.hpp).
+// set, and exactly they have (s + 1) & 0xFE == 0. (Checked for all 256 bytes.) The K loops take
+// it for every activation and weight scale.
 FB_HD float mx_scale_float(std::uint32_t s) {
   return bits_float((s << 23) | (((s + 1u) & 0xFEu) == 0u ? 0x00400000u : 0u));
 }
