@@ -26,8 +26,9 @@ namespace fb {
 
 // Which GEMM engine a launch uses. Both give the same bits (the block sums are exact integers):
 //   plain  CUDA cores / SIMD lanes: one thread per output column, integer block sums
-//   exact  the matrix units: int8 mma.sync m16n8k32 on NVIDIA sm_80 and later (e2m1 doubled is
-//          an int8), the plain arithmetic elsewhere (AMD until an MFMA path lands)
+//   exact  the matrix units: e4m3 mma.sync m16n8k32 on NVIDIA sm_89 and later (an e2m1 code is
+//          the e4m3 byte of its value times 2^-6), the plain arithmetic elsewhere (AMD until an
+//          MFMA path lands)
 enum class MoeGemmEngine : std::uint8_t { plain, exact };
 
 // How stage 2 ends (F6): no shared expert; chain = reduce to bf16, then a second launch adds the

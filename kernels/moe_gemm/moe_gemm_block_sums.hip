@@ -1,7 +1,8 @@
 // The matrix units' block sums alone, for the exactness test (tests/kernels/moe_gemm_test.cpp):
 // tile i of `count` is 16 rows x 8 columns of one 32-element MX block; one warp per tile runs the
-// engine's block-sum routine (mx_tile_block_sums: the m16n8k32 int8 MMA on NVIDIA sm_80+) and
-// writes the 128 sums S_q (quarter units) row-major.
+// engine's block-sum routine (mx_tile_block_sums: the m16n8k32 e4m3 MMA on NVIDIA sm_89+) and
+// writes the 128 sums S_q (quarter units) row-major; a sum the hardware did not form exactly (not
+// an integer multiple of 2^-14) comes back as INT_MIN and fails the test.
 #include "kernels/common/gpu_check.hpp"
 #include "kernels/moe_gemm/moe_gemm.hpp"
 #include "kernels/moe_gemm/moe_gemm_exact.hpp"

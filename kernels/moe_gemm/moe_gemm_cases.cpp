@@ -360,7 +360,7 @@ KernelCase make_case(MoeGemmKind kind) {
     case MoeGemmKind::stage1:
       c.name = "moe_gemm/stage1";
       c.summary = "MoE stage 1: gather MXFP4 rows by sorted ids, x W13 (MXFP4), SwiGLU -> bf16 row token*k+slot";
-      c.variants = {{"exact", "block sums on the matrix units (int8 mma.sync m16n8k32), promoted per 32-K block "
+      c.variants = {{"exact", "block sums on the matrix units (fp8 e4m3 mma.sync m16n8k32), promoted per 32-K block "
                               "on CUDA cores in K order, SwiGLU in registers",
                      1, true, emu, exact_note},
                     {"plain", "CUDA cores only: integer block sums, the same promotion order", 1, true, emu, ""}};

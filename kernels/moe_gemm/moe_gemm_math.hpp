@@ -7,7 +7,8 @@
 // e2m1 values are multiples of 1/2 up to 6, so in half units they are the integers h in
 // {0, 1, 2, 3, 4, 6, 8, 12} with a sign; a product is h_a * h_w / 4 and a block sum is
 // S_q / 4 with S_q = sum h_a h_w an integer, |S_q| <= 32 * 144 = 4608. Any engine that forms S_q
-// in integers (int8 tensor cores, dp4a, a scalar loop) forms it exactly, whatever its order.
+// in integers (int8 tensor cores, dp4a, a scalar loop), or as S_q * 2^-14 in a float engine that
+// keeps 13 bits (the fp8 tensor cores the kernels use), forms it exactly, whatever its order.
 // float(S_q) is exact (< 2^24), * 0.25f and * 2^(sa-127) are exact (the result is a multiple of
 // 2^(sa-129) >= 2^-129 with 13 significant bits: no rounding) unless it reaches 2^128 (only for
 // sa >= 245), where it is +-inf; the weight scale's multiply may round (fp32 subnormal results) or

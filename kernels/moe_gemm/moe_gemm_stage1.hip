@@ -5,7 +5,7 @@
 //   exact  a CTA takes one sort block and 64 output columns (32 where I % 64 != 0): warp w owns 16
 //          of them (a gate tile of W13 rows and the matching up tile, the MMA's A), walks the
 //          block 16 rows (two groups of 8 tokens, the MMA's B) at a time up to the padding, and forms
-//          the block sums with one m16n8k32 int8 MMA per tile, group and 32-K block, promoted on
+//          the block sums with one m16n8k32 fp8 MMA per tile, group and 32-K block, promoted on
 //          the CUDA cores in K order; gate and up of an element sit at the same fragment position,
 //          so SwiGLU runs in registers. Code: moe_gemm_exact.hpp (shared with the CPU simulation).
 //   plain  one thread per output column, each row of the sort block in turn, scalar integer sums.

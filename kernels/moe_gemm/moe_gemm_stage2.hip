@@ -1,7 +1,7 @@
 // MoE stage 2 and the shared-expert fold (F6). Launches:
 //   1. GEMM: for each sorted position p < num_valid_ids[0] with a real token, y[token*k + slot][d]
 //      = fl32(w_p * dot(a2q[token*k + slot] (scales at p), W2[e][d])), the dot product in the
-//      canonical order of moe_gemm_math.hpp. Engines as in stage 1 (exact: m16n8k32 int8 block
+//      canonical order of moe_gemm_math.hpp. Engines as in stage 1 (exact: m16n8k32 fp8 block
 //      sums, a warp = 32 output columns (two 16-row tiles of W2) over the block's tokens, up to 4
 //      warps per CTA; plain: one thread per column).
 //   2. reduce: out[t][d] = bf16(sum), sum = +0 then + y[t*k + s][d] for s = 0 .. k-1 in order;
