@@ -104,7 +104,7 @@ FB_HD void mx_tile_block_sums(const MxAFragment& fa, const std::uint8_t* w_lo, c
   float f[4];
   mx_mma_block_sums(fa, mx_b_fragment_or_zero(col_g, quad), f);
   for (int i = 0; i < 4; ++i) {  // S_q, or INT_MIN where the sum is not an exact multiple of 2^-14
-    const float q = f[i] * 16384.0f;
+    const float q = f[i] * (1.0f / kMxMmaSumScale);  // exact: a power of two
     c[i] = q == truncf(q) && fabsf(q) <= 4608.0f ? static_cast<int>(q) : -2147483647 - 1;
   }
 #else
