@@ -15,6 +15,7 @@
 #include "kernels/common/multiprocessors.hpp"
 #include "kernels/moe_gemm/moe_gemm.hpp"
 #include "kernels/moe_gemm/moe_gemm_exact.hpp"
+#include "kernels/moe_gemm/moe_gemm_wgmma.hpp"
 #include "kernels/moe_sort_mxfp4/moe_sort_mxfp4_math.hpp"
 
 namespace fb {
@@ -74,6 +75,10 @@ __global__ __launch_bounds__(kPlainThreads) void moe_stage1_plain_kernel(Stage1A
 }  // namespace
 
 void moe_stage1_launch(const MoeGemmParams& p, const MoeStage1Buffers& b, void* stream) {
+  if (moe_wgmma_takes(p, true)) {  // prefill on sm_90a: the same bits (moe_gemm_wgmma.hip)
+    moe_stage1_wgmma_launch(p, b, stream);
+    return;
+  }
   const Stage1Args a{b.sorted_token_ids, b.sorted_expert_ids, b.num_valid_ids, b.xq, b.x_scales, b.w13,
                      b.w13_scales,       b.a1,              p.tokens,        p.topk, p.block, p.hidden, p.inter,
                      p.max_entries()};

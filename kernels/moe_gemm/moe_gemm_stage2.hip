@@ -11,6 +11,7 @@
 #include "kernels/common/gpu_check.hpp"
 #include "kernels/moe_gemm/moe_gemm.hpp"
 #include "kernels/moe_gemm/moe_gemm_exact.hpp"
+#include "kernels/moe_gemm/moe_gemm_wgmma.hpp"
 #include "kernels/moe_sort_mxfp4/moe_sort_mxfp4_math.hpp"
 
 namespace fb {
@@ -90,7 +91,9 @@ void moe_stage2_launch(const MoeGemmParams& p, const MoeStage2Buffers& b, void* 
                      p.max_entries()};
   const auto s = static_cast<hipStream_t>(stream);
   const auto blocks = static_cast<unsigned>(p.max_blocks());
-  if (p.engine == MoeGemmEngine::exact && moe_exact_fits(p.pairs(), p.inter / 2)) {  // else plain: same bits
+  if (moe_wgmma_takes(p, false)) {  // prefill on sm_90a: the same bits (moe_gemm_wgmma.hip)
+    moe_stage2_wgmma_gemm_launch(p, b, stream);
+  } else if (p.engine == MoeGemmEngine::exact && moe_exact_fits(p.pairs(), p.inter / 2)) {  // else plain: same bits
     const int warps = moe_exact_warps(p.hidden, 32);  // 32 output columns (two tiles) each
     const dim3 grid(static_cast<unsigned>(p.hidden / (32 * warps)), blocks);
     moe_stage2_exact_kernel<<<grid, static_cast<unsigned>(32 * warps), 0, s>>>(a);

@@ -9,6 +9,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -20,6 +21,10 @@
 #include "kernels/moe_gemm/moe_gemm_exact.hpp"
 #include "kernels/moe_gemm/moe_gemm_fragments.hpp"
 #include "kernels/moe_gemm/moe_gemm_math.hpp"
+#include "kernels/moe_gemm/moe_gemm_wgmma_plan.hpp"
+#if FUSEBENCH_HAS_GPU
+#include "kernels/moe_gemm/moe_gemm_wgmma.hpp"
+#endif
 #include "reference/codecs/e2m1.hpp"
 #include "reference/codecs/e8m0.hpp"
 #include "reference/codecs/fp8.hpp"
@@ -563,6 +568,65 @@ TEST(MoeGemmGpu, EveryVariantEqualsItsEmulationBitwise) {
     }
   }
   gpu::destroy_stream(stream);
+}
+
+// The wgmma prefill engine (sm_90a), forced at small shapes (FUSEBENCH_MOE_WGMMA_MIN_PAIRS=0):
+// every variant equals its emulation bitwise, and again on a rerun, at shapes it tiles: several
+// stages and column tiles, partial tiles, every sort block size it takes (tiles of 8, 4, 2, 1
+// blocks), `edge` inputs (extreme scales: the canonical promotion) and `normal` ones (the
+// two-operation form), an expert with every pair and experts with none.
+TEST(MoeGemmGpu, WgmmaEngineEqualsTheEmulationBitwise) {
+  FB_SKIP_WITHOUT_GPU();
+#if !FUSEBENCH_HAS_GPU
+  GTEST_SKIP() << "no GPU backend in this build";
+#else
+  if (const std::string why = moe_wgmma_unavailable(); !why.empty()) GTEST_SKIP() << why;
+  struct ForceWgmma {
+    ForceWgmma() { setenv("FUSEBENCH_MOE_WGMMA_MIN_PAIRS", "0", 1); }
+    ~ForceWgmma() { unsetenv("FUSEBENCH_MOE_WGMMA_MIN_PAIRS"); }
+  } force;
+  ASSERT_EQ(moe_wgmma_min_pairs(), 0);
+  void* stream = gpu::create_stream();
+  std::vector<std::pair<const char*, Shape>> points;
+  for (const char* name : {"moe_gemm/stage1", "moe_gemm/stage2", "moe_gemm/shared_fold"})
+    for (std::int64_t T : {1, 40, 1030})
+      for (const char* dist : {"normal", "edge"}) {
+        Shape s;
+        s.T = T;
+        s.E = T == 1030 ? 9 : 8;
+        s.K = T == 40 ? 384 : 256;
+        s.I = T == 1030 ? 256 : 128;
+        s.dist = dist;
+        points.emplace_back(name, s);
+      }
+  for (const char* routing : {"one_expert", "empty_experts"})
+    for (std::int64_t B : {16, 32, 64, 128}) {
+      Shape s;
+      s.T = 96;
+      s.K = 384;
+      s.I = 128;
+      s.routing = routing;
+      s.B = B;
+      s.activation = "silu";
+      points.emplace_back("moe_gemm/stage1", s);
+      points.emplace_back("moe_gemm/stage2", s);
+    }
+  for (auto& [name, s] : points) {
+    ASSERT_TRUE(moe_wgmma_shape_fits(s.K, s.I, true, s.B) && moe_wgmma_shape_fits(s.I, s.K, false, s.B));
+    Made m = make(name, s);
+    for (VariantId v = 0; v < moe_case(name).variants.size(); ++v) {
+      std::fprintf(stderr, "[moe_gemm wgmma] %s %s T=%lld K=%lld I=%lld B=%lld %s %s\n", name,
+                   moe_case(name).variants[v].name.c_str(), static_cast<long long>(s.T), static_cast<long long>(s.K),
+                   static_cast<long long>(s.I), static_cast<long long>(s.B), s.dist.c_str(), s.routing.c_str());
+      std::fflush(stderr);
+      const HostTensors want = emulate(m, v), got = run_gpu(m, v, stream);
+      EXPECT_EQ(got[0].bytes, want[0].bytes) << name << " variant " << moe_case(name).variants[v].name
+                                             << " T=" << s.T << " B=" << s.B << " " << s.dist << " " << s.routing;
+      EXPECT_EQ(run_gpu(m, v, stream)[0].bytes, got[0].bytes) << name << " rerun";  // deterministic
+    }
+  }
+  gpu::destroy_stream(stream);
+#endif
 }
 
 // The matrix units' block sums of adversarial blocks are the exact integers: every +-6 (the

@@ -1,0 +1,327 @@
+// The exact MoE GEMMs at prefill on the warpgroup matrix unit (wgmma, sm_90a): stage 1 (gate_up and
+// SwiGLU) and stage 2's GEMM, one persistent CTA per SM walking 128 x 128 tiles (weight rows x sorted
+// rows of one expert; moe_gemm_wgmma_plan.hpp).
+//
+// A CTA is three warpgroups. The producer (128 threads; thread t owns weight row t and token row t
+// of the tile) loads each stage's MXFP4 bytes and scale bytes a stage ahead into registers, converts
+// the codes to e4m3 (e2m1x8_to_e4m3x8, exact) into the stage's 128-byte-swizzled tiles, decodes the
+// scales into floats, votes whether every scale byte of the stage lies in the fast-promotion range,
+// then `fence.proxy.async` (its generic stores become visible to the matrix unit's async reads) and
+// arrives on the stage's `full` barrier. Each consumer warpgroup (64 weight rows) runs, per 32-K MX
+// block, one m64n128k32 e4m3 MMA from a zero accumulator, waits for it and promotes the 64 block
+// sums into its fp32 accumulators on the CUDA cores, blocks in ascending K; after a stage's four
+// blocks it releases the stage (`empty`). While one warpgroup promotes, the other's MMA runs.
+//
+// Exactness: each MMA forms whole-block sums S_q * 2^-14 (13 significant bits), exact in the matrix
+// unit (MoeGemmGpu.MatrixUnitBlockSumsAreExact proves the fp8 unit keeps them; this kernel's GPU test
+// compares it with the emulation bitwise at every path). The promotion is the canonical one, or its
+// two-operation form where the stage's scales make it the same bits (moe_gemm_wgmma_plan.hpp). So
+// the outputs equal the emulation's bitwise, and the kernel is deterministic (no atomics, fixed
+// order).
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "core/errors.hpp"
+#include "kernels/common/gpu_check.hpp"
+#include "kernels/common/multiprocessors.hpp"
+#include "kernels/fp8_gemm/fp8_gemm_wgmma_device.hpp"
+#include "kernels/fp8_gemm/fp8_gemm_wgmma_probe.hpp"
+#include "kernels/moe_gemm/moe_gemm_exact.hpp"
+#include "kernels/moe_gemm/moe_gemm_wgmma.hpp"
+#include "kernels/moe_gemm/moe_gemm_wgmma_plan.hpp"
+
+namespace fb {
+namespace {
+
+constexpr int kConsumerThreads = 256;             // two warpgroups of 64 weight rows
+constexpr int kCtaThreads = kConsumerThreads + 128;  // and the producer warpgroup
+
+struct MxWgArgs {
+  const std::int32_t* sorted_token_ids;
+  const float* sorted_weights;  // stage 2
+  const std::int32_t* sorted_expert_ids;
+  const std::int32_t* num_valid_ids;
+  const std::uint8_t* act;         // stage 1: xq [T][K/2]; stage 2: a2q [T*k][I/2]
+  const std::uint8_t* act_scales;  // swizzled at sorted positions
+  const std::uint8_t* w;           // W13 [E][2I][K/2] or W2 [E][K][I/2]
+  const std::uint8_t* w_scales;
+  std::uint16_t* a1;  // stage 1
+  float* y;           // stage 2
+  std::int64_t tokens, topk, block, inner, outputs, max_entries;
+};
+
+// One tile of a CTA's walk: work item i = (sort block, column tile), column tiles fastest, so the
+// CTAs in flight share a token tile's bytes through L2. Items whose block does not start a tile are
+// skipped (every thread walks the same items, so the producer and the consumers agree).
+struct MxWgTile {
+  std::int64_t first;   // sorted position of the tile's first row
+  std::int64_t expert;
+  std::int64_t col;     // column tile
+  int rows;             // sorted rows the tile covers (its blocks x B)
+};
+
+struct MxWgWalk {
+  const MxWgArgs& a;
+  std::int64_t valid, valid_blocks, per_tile, col_tiles;
+
+  __device__ bool next(std::int64_t& i, MxWgTile& t) const {
+    for (; i < valid_blocks * col_tiles; i += gridDim.x) {
+      const std::int64_t yb = i / col_tiles;
+      if (!moe_wgmma_tile_start(a.sorted_expert_ids, yb, per_tile)) continue;
+      t = MxWgTile{yb * a.block, a.sorted_expert_ids[yb], i % col_tiles,
+                   moe_wgmma_tile_blocks(a.sorted_expert_ids, yb, per_tile, valid_blocks) * static_cast<int>(a.block)};
+      i += gridDim.x;
+      return true;
+    }
+    return false;
+  }
+};
+
+#if FB_WGMMA_AVAILABLE
+// A producer thread's bytes of one stage: 64 bytes (4 MX blocks) of its weight row and of its token
+// row, and their 4 scale bytes each.
+struct MxWgRaw {
+  uint4 w[kMxWgStageBlocks], x[kMxWgStageBlocks];
+  std::uint32_t ws, xs;
+};
+
+__device__ inline void store_e4m3_block(std::uint8_t* tile, int r, int j, uint4 raw) {
+  const std::uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
+  std::uint32_t e[8];
+#pragma unroll
+  for (int q = 0; q < 4; ++q) e2m1x8_to_e4m3x8(words[q], e[2 * q], e[2 * q + 1]);
+  *reinterpret_cast<uint4*>(tile + moe_wgmma_word_offset(r, j, 0)) = make_uint4(e[0], e[1], e[2], e[3]);
+  *reinterpret_cast<uint4*>(tile + moe_wgmma_word_offset(r, j, 4)) = make_uint4(e[4], e[5], e[6], e[7]);
+}
+
+// part = the MX block's sums of this warpgroup's 64 rows x the tile's 128 tokens (fresh, waited for).
+__device__ inline void mx_wgmma_block(float* part, const std::uint8_t* rows, const std::uint8_t* tokens) {
+  wgmma_fence_registers(part);
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+  wgmma_m64n128k32_e4m3(part, wgmma_descriptor(rows), wgmma_descriptor(tokens), 0);
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+  wgmma_fence_registers(part);
+}
+#endif
+
+template <bool kStage1, bool kOai>
+__global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a) {
+#if FB_WGMMA_AVAILABLE
+  extern __shared__ __align__(128) std::uint8_t smem_raw[];
+  std::uint8_t* smem = smem_raw + (1024 - smem_address(smem_raw) % 1024) % 1024;
+  auto* full = reinterpret_cast<std::uint64_t*>(smem + kMxWgStages * kMxWgStageBytes);
+  std::uint64_t* empty = full + kMxWgStages;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kMxWgStages; ++s) {
+      mbar_init(&full[s], 128);                 // every producer thread, after its stores
+      mbar_init(&empty[s], kConsumerThreads);   // every consumer thread, after its reads
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+
+  const std::int64_t valid = moe_valid_entries(a.num_valid_ids[0], a.max_entries);
+  const MxWgWalk walk{a, valid, (valid + a.block - 1) / a.block, kMxWgTokens / a.block,
+                      a.outputs / (kStage1 ? kMxWgRows / 2 : kMxWgRows)};
+  const std::int64_t nb = a.inner / 32, pad = (nb + 7) / 8 * 8, row_bytes = a.inner / 2;
+  const int stages = static_cast<int>(a.inner / kMxWgStageK);
+  std::int64_t it = 0;  // stages through the ring so far: slot it % kMxWgStages, its use it / kMxWgStages
+  std::int64_t i = blockIdx.x;
+  MxWgTile tile{};
+
+  if (threadIdx.x >= kConsumerThreads) {  // the producer warpgroup
+    const int t = static_cast<int>(threadIdx.x) - kConsumerThreads;
+    while (walk.next(i, tile)) {
+      const std::uint8_t* x = nullptr;
+      std::uint32_t xs_row = 0;
+      if (t < tile.rows && tile.first + t < valid) {
+        const std::int32_t entry = a.sorted_token_ids[tile.first + t];
+        const std::int64_t token = moe_entry_token(entry);
+        if (token < a.tokens) {
+          x = a.act + (kStage1 ? token : token * a.topk + moe_entry_slot(entry)) * row_bytes;
+          xs_row = mx_scale_row_part(tile.first + t, pad);
+        }
+      }
+      const std::int64_t wrow = kStage1 ? tile.expert * 2 * a.outputs +
+                                              moe_wgmma_stage1_row(t, tile.col * (kMxWgRows / 2), a.outputs)
+                                        : tile.expert * a.outputs + tile.col * kMxWgRows + t;
+      const std::uint8_t* w = a.w + wrow * row_bytes;
+      const std::uint8_t* ws = a.w_scales + wrow * nb;
+      const auto load = [&](int ks) {
+        MxWgRaw r;
+        const uint4* wp = reinterpret_cast<const uint4*>(w + ks * (kMxWgStageK / 2));
+#pragma unroll
+        for (int j = 0; j < kMxWgStageBlocks; ++j) r.w[j] = wp[j];
+        r.ws = load_u32(ws + ks * kMxWgStageBlocks);
+        r.xs = 0x7F7F7F7Fu;  // padding rows: scale 1 (their sums are 0, their outputs never written)
+        if (x) {
+          const uint4* xp = reinterpret_cast<const uint4*>(x + ks * (kMxWgStageK / 2));
+          std::uint32_t xs = 0;
+#pragma unroll
+          for (int j = 0; j < kMxWgStageBlocks; ++j) {
+            r.x[j] = xp[j];
+            xs |= static_cast<std::uint32_t>(a.act_scales[xs_row + mx_scale_block_part(kMxWgStageBlocks * ks + j)]) << (8 * j);
+          }
+          r.xs = xs;
+        } else {
+#pragma unroll
+          for (int j = 0; j < kMxWgStageBlocks; ++j) r.x[j] = make_uint4(0, 0, 0, 0);
+        }
+        return r;
+      };
+      MxWgRaw cur = load(0);
+      for (int ks = 0; ks < stages; ++ks, ++it) {
+        MxWgRaw next = cur;
+        if (ks + 1 < stages) next = load(ks + 1);  // in flight while this stage is converted
+        const int s = static_cast<int>(it % kMxWgStages);
+        const std::int64_t use = it / kMxWgStages;
+        if (use > 0) mbar_wait(&empty[s], static_cast<std::uint32_t>((use - 1) & 1));
+        std::uint8_t* stage = smem + s * kMxWgStageBytes;
+        bool fast = true;
+#pragma unroll
+        for (int j = 0; j < kMxWgStageBlocks; ++j) {
+          store_e4m3_block(stage, t, j, cur.w[j]);
+          store_e4m3_block(stage + kMxWgTileBytes, t, j, cur.x[j]);
+          const std::uint32_t sa = (cur.xs >> (8 * j)) & 0xFFu, sw = (cur.ws >> (8 * j)) & 0xFFu;
+          fast = fast && mx_fast_scale(sa) && mx_fast_scale(sw);
+          reinterpret_cast<float*>(stage + kMxWgTokenScalesAt)[j * kMxWgTokens + t] = mx_scale_float(sa);
+          reinterpret_cast<float*>(stage + kMxWgWeightScalesAt)[j * kMxWgRows + t] =
+              mx_fast_scale(sw) ? mx_fast_weight_scale(sw) : 0.0f;
+          stage[kMxWgWeightBytesAt + j * kMxWgRows + t] = static_cast<std::uint8_t>(sw);
+        }
+        const bool all = __all_sync(0xFFFFFFFFu, fast);
+        if (t % 32 == 0) stage[kMxWgVotesAt + t / 32] = all ? 1 : 0;
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        mbar_arrive(&full[s]);
+        cur = next;
+      }
+    }
+    return;
+  }
+
+  const int g = static_cast<int>(threadIdx.x / 128), warp = static_cast<int>(threadIdx.x / 32) % 4;
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const int r0 = 64 * g + 16 * warp + lane / 4;  // CTA-local weight row of d[j] for (j / 2) % 2 == 0; r0 + 8 the other
+  const int c0 = 2 * (lane % 4);                 // token column of d[0]; d[4c + h] is column 8c + c0 + h
+  float acc[kWgmmaAccRegs], part[kWgmmaAccRegs];
+  while (walk.next(i, tile)) {
+#pragma unroll
+    for (int j = 0; j < kWgmmaAccRegs; ++j) acc[j] = 0.0f;
+    for (int ks = 0; ks < stages; ++ks, ++it) {
+      const int s = static_cast<int>(it % kMxWgStages);
+      mbar_wait(&full[s], static_cast<std::uint32_t>((it / kMxWgStages) & 1));
+      const std::uint8_t* stage = smem + s * kMxWgStageBytes;
+      const bool fast = *reinterpret_cast<const std::uint32_t*>(stage + kMxWgVotesAt) == 0x01010101u;
+#pragma unroll 1
+      for (int j = 0; j < kMxWgStageBlocks; ++j) {
+        mx_wgmma_block(part, stage + g * (kMxWgRows / 2) * 128 + 32 * j, stage + kMxWgTileBytes + 32 * j);
+        const float* sa = reinterpret_cast<const float*>(stage + kMxWgTokenScalesAt) + j * kMxWgTokens + c0;
+        if (fast) {
+          const float* sw = reinterpret_cast<const float*>(stage + kMxWgWeightScalesAt) + j * kMxWgRows;
+          const float w0 = sw[r0], w1 = sw[r0 + 8];
+#pragma unroll
+          for (int c = 0; c < kWgmmaAccRegs / 4; ++c) {
+            const float2 av = *reinterpret_cast<const float2*>(sa + 8 * c);
+            acc[4 * c + 0] = mx_block_promote_fast(acc[4 * c + 0], part[4 * c + 0], av.x, w0);
+            acc[4 * c + 1] = mx_block_promote_fast(acc[4 * c + 1], part[4 * c + 1], av.y, w0);
+            acc[4 * c + 2] = mx_block_promote_fast(acc[4 * c + 2], part[4 * c + 2], av.x, w1);
+            acc[4 * c + 3] = mx_block_promote_fast(acc[4 * c + 3], part[4 * c + 3], av.y, w1);
+          }
+        } else {
+          const std::uint8_t* sb = stage + kMxWgWeightBytesAt + j * kMxWgRows;
+          const float w0 = mx_scale_float(sb[r0]), w1 = mx_scale_float(sb[r0 + 8]);
+#pragma unroll
+          for (int c = 0; c < kWgmmaAccRegs / 4; ++c) {
+            const float2 av = *reinterpret_cast<const float2*>(sa + 8 * c);
+            acc[4 * c + 0] = mx_block_promote_mma(acc[4 * c + 0], part[4 * c + 0], av.x, w0);
+            acc[4 * c + 1] = mx_block_promote_mma(acc[4 * c + 1], part[4 * c + 1], av.y, w0);
+            acc[4 * c + 2] = mx_block_promote_mma(acc[4 * c + 2], part[4 * c + 2], av.x, w1);
+            acc[4 * c + 3] = mx_block_promote_mma(acc[4 * c + 3], part[4 * c + 3], av.y, w1);
+          }
+        }
+      }
+      mbar_arrive(&empty[s]);
+    }
+    // Epilogue: the tile's real rows (padding and rows past the tile are never written).
+#pragma unroll
+    for (int c = 0; c < kWgmmaAccRegs / 4; ++c)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int t = 8 * c + c0 + h;
+        if (t >= tile.rows || tile.first + t >= valid) continue;
+        const std::int32_t entry = a.sorted_token_ids[tile.first + t];
+        const std::int64_t token = moe_entry_token(entry);
+        if (token >= a.tokens) continue;
+        const std::int64_t row = token * a.topk + moe_entry_slot(entry);
+        if constexpr (kStage1) {
+          const std::int64_t o = moe_wgmma_stage1_output(g, warp, lane, tile.col * (kMxWgRows / 2));
+          a.a1[row * a.outputs + o] = bf16_from_float(moe_swiglu(kOai, acc[4 * c + h], acc[4 * c + 2 + h]));
+        } else {
+          const float wp = a.sorted_weights[tile.first + t];
+          const std::int64_t n = tile.col * kMxWgRows + r0;
+          a.y[row * a.outputs + n] = wp * acc[4 * c + h];
+          a.y[row * a.outputs + n + 8] = wp * acc[4 * c + 2 + h];
+        }
+      }
+  }
+#else
+  (void)a;
+#endif
+}
+
+template <bool kStage1, bool kOai>
+void launch(const MxWgArgs& a, std::int64_t max_blocks, void* stream) {
+  static const bool once = [] {
+    gpu_check(hipFuncSetAttribute(reinterpret_cast<const void*>(moe_wgmma_kernel<kStage1, kOai>),
+                                  hipFuncAttributeMaxDynamicSharedMemorySize, kMxWgSmemBytes),
+              "hipFuncSetAttribute(moe wgmma shared memory)");
+    return true;
+  }();
+  (void)once;
+  const std::int64_t work = max_blocks * (a.outputs / (kStage1 ? kMxWgRows / 2 : kMxWgRows));
+  const auto grid = static_cast<unsigned>(std::min<std::int64_t>(work, device_multiprocessors()));
+  moe_wgmma_kernel<kStage1, kOai><<<grid, kCtaThreads, kMxWgSmemBytes, static_cast<hipStream_t>(stream)>>>(a);
+  gpu_check_launch(kStage1 ? "moe_wgmma_kernel (stage 1)" : "moe_wgmma_kernel (stage 2)");
+}
+
+}  // namespace
+
+std::int64_t moe_wgmma_min_pairs() {
+  const char* env = std::getenv("FUSEBENCH_MOE_WGMMA_MIN_PAIRS");
+  if (!env || !*env) return 4096;
+  char* end = nullptr;
+  const long long v = std::strtoll(env, &end, 10);
+  if (*end != '\0' || v < 0)
+    throw InputError(std::string("FUSEBENCH_MOE_WGMMA_MIN_PAIRS must be a count of routed pairs, not '") + env + "'");
+  return v;
+}
+
+std::string moe_wgmma_unavailable() { return wgmma_device_unavailable(); }
+
+bool moe_wgmma_takes(const MoeGemmParams& p, bool stage1) {
+  if (p.engine != MoeGemmEngine::exact || p.pairs() < moe_wgmma_min_pairs()) return false;
+  const bool fits = stage1 ? moe_wgmma_shape_fits(p.hidden, p.inter, true, p.block)
+                           : moe_wgmma_shape_fits(p.inter, p.hidden, false, p.block);
+  return fits && moe_wgmma_unavailable().empty();
+}
+
+void moe_stage1_wgmma_launch(const MoeGemmParams& p, const MoeStage1Buffers& b, void* stream) {
+  const MxWgArgs a{b.sorted_token_ids, nullptr, b.sorted_expert_ids, b.num_valid_ids, b.xq, b.x_scales, b.w13,
+                   b.w13_scales,       b.a1,    nullptr,             p.tokens,        p.topk, p.block, p.hidden,
+                   p.inter,            p.max_entries()};
+  if (p.oai)
+    launch<true, true>(a, p.max_blocks(), stream);
+  else
+    launch<true, false>(a, p.max_blocks(), stream);
+}
+
+void moe_stage2_wgmma_gemm_launch(const MoeGemmParams& p, const MoeStage2Buffers& b, void* stream) {
+  const MxWgArgs a{b.sorted_token_ids, b.sorted_weights, b.sorted_expert_ids, b.num_valid_ids, b.a2q, b.a2_scales,
+                   b.w2,               b.w2_scales,      nullptr,             b.y,             p.tokens, p.topk,
+                   p.block,            p.inter,          p.hidden,            p.max_entries()};
+  launch<false, false>(a, p.max_blocks(), stream);
+}
+
+}  // namespace fb

@@ -1,0 +1,107 @@
+// The prefill engine of the exact MoE GEMMs (moe_gemm_wgmma.hip, wgmma on sm_90a): its tiles, row
+// maps, shared-memory layout and promotion, host and device code (FB_HD) so the CPU tests check every
+// map and the promotion's equality with the canonical order without a GPU.
+//
+// A CTA tile is 128 weight rows x 128 sorted rows (tokens): the tokens are up to 128 / B consecutive
+// sort blocks of one expert (a "tile start" is a block that begins its group of 128 / B or whose
+// expert differs from the block before; the tile runs to the group's end, the expert's end or the
+// last valid block), so every valid sort block lies in exactly one tile. The weight rows are the
+// MMA's A (two consumer warpgroups of 64), the tokens its B (N = 128). K advances in stages of 128
+// (four 32-element MX blocks, one m64n128k32 MMA each, a fresh accumulator per block).
+//
+// Stage 1's row map puts an output's gate and up rows 8 apart inside each 16-row slice of a
+// warpgroup's 64 rows: the accumulator fragment then holds gate and up of one output in one thread
+// (rows l/4 and l/4 + 8 of its warp's slice), so SwiGLU runs in registers.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/moe_gemm/moe_gemm_math.hpp"
+
+namespace fb {
+
+inline constexpr int kMxWgRows = 128;    // weight rows of a CTA tile (2 warpgroups x 64)
+inline constexpr int kMxWgTokens = 128;  // sorted rows of a CTA tile (the MMA's N)
+inline constexpr int kMxWgStageK = 128;  // K elements per pipeline stage: 4 MX blocks
+inline constexpr int kMxWgStageBlocks = kMxWgStageK / 32;
+inline constexpr int kMxWgStages = 4;    // stages in flight
+
+// Whether the prefill engine takes a GEMM of this shape: inner (the dot products' K) a multiple of
+// 128, the output columns a whole number of CTA tiles (stage 1: 64 outputs, stage 2: 128), and sort
+// blocks that tile 128 rows.
+FB_HD bool moe_wgmma_shape_fits(std::int64_t inner, std::int64_t outputs, bool stage1, std::int64_t block) {
+  const std::int64_t per_tile = stage1 ? kMxWgRows / 2 : kMxWgRows;
+  return inner % kMxWgStageK == 0 && outputs % per_tile == 0 && block > 0 && block <= kMxWgTokens &&
+         kMxWgTokens % block == 0;
+}
+
+// Whether sort block y starts a tile (y < the valid blocks; expert ids of blocks 0..y).
+FB_HD bool moe_wgmma_tile_start(const std::int32_t* expert_ids, std::int64_t y, std::int64_t per_tile) {
+  return y % per_tile == 0 || expert_ids[y - 1] != expert_ids[y];
+}
+// The sort blocks of the tile starting at y: up to the group's end, the expert's end, valid_blocks.
+FB_HD int moe_wgmma_tile_blocks(const std::int32_t* expert_ids, std::int64_t y, std::int64_t per_tile,
+                                std::int64_t valid_blocks) {
+  int n = 1;
+  while (y + n < valid_blocks && (y + n) % per_tile != 0 && expert_ids[y + n] == expert_ids[y]) ++n;
+  return n;
+}
+
+// Stage 1: the W13 row (within the expert's 2I rows) of CTA-local weight row r for the tile of
+// outputs o0 .. o0 + 63: warpgroup g = r / 64, warp w = (r / 16) % 4, i = r % 16; rows i < 8 are the
+// gate rows of outputs o0 + 32 g + 8 w + i, rows i >= 8 the up rows of the same outputs.
+FB_HD std::int64_t moe_wgmma_stage1_row(int r, std::int64_t o0, std::int64_t inter) {
+  const int g = r / 64, w = (r / 16) % 4, i = r % 16;
+  const std::int64_t o = o0 + 32 * g + 8 * w + (i & 7);
+  return i < 8 ? o : inter + o;
+}
+// The output of the gate row held by (warpgroup g, warp w, lane l): o0 + 32 g + 8 w + l / 4.
+FB_HD std::int64_t moe_wgmma_stage1_output(int g, int w, int lane, std::int64_t o0) {
+  return o0 + 32 * g + 8 * w + lane / 4;
+}
+
+// Shared-memory layout of one stage: the weight and token tiles as e4m3 (K-major, 128-byte rows,
+// the 128-byte swizzle of fp8_gemm_wgmma_layout.hpp: row r's 16-byte chunk c at slot c ^ (r % 8)),
+// then per block j of the stage: the tokens' scales as floats, the weights' fast scales as floats,
+// the weights' scale bytes; then one fast-path vote per producer warp.
+inline constexpr int kMxWgTileBytes = kMxWgRows * kMxWgStageK;  // 16 KB (tokens: the same)
+inline constexpr int kMxWgTokenScalesAt = 2 * kMxWgTileBytes;
+inline constexpr int kMxWgWeightScalesAt = kMxWgTokenScalesAt + kMxWgStageBlocks * kMxWgTokens * 4;
+inline constexpr int kMxWgWeightBytesAt = kMxWgWeightScalesAt + kMxWgStageBlocks * kMxWgRows * 4;
+inline constexpr int kMxWgVotesAt = kMxWgWeightBytesAt + kMxWgStageBlocks * kMxWgRows;
+inline constexpr int kMxWgStageBytes = (kMxWgVotesAt + 4 + 1023) / 1024 * 1024;  // tiles stay 1024-aligned
+// Stages, 2 mbarriers a stage, 1024 bytes of alignment slack.
+inline constexpr int kMxWgSmemBytes = kMxWgStages * kMxWgStageBytes + 2 * kMxWgStages * 8 + 1024;
+
+// Where the 32 e4m3 bytes of MX block j (0..3) of a stage go in row r: e2m1 word q (bytes 4q..4q+3
+// of the block's 16) becomes e4m3 words 2q (its even elements) and 2q + 1 (odd), so the block's 32
+// bytes are a permutation of its k, the same for the weights and the tokens (a block sum does not
+// depend on the order of its terms). Byte offset of e4m3 word v (0..7) of block j in row r:
+FB_HD int moe_wgmma_word_offset(int r, int j, int v) {
+  const int chunk = 2 * j + v / 4;  // 16-byte chunk of the row's 128 bytes
+  return r * 128 + ((chunk ^ (r % 8)) * 16) + (v % 4) * 4;
+}
+
+// The promotion. Canonical (moe_gemm_math.hpp): acc + ((f * 2^12) * 2^(sa-127)) * 2^(sw-127), four
+// operations. Where both scale bytes lie in [kMxFastScaleLo, kMxFastScaleHi] every step of it is
+// exact but the add: f * 2^12 = S_q / 4, then S_q * 2^(sa-129) and S_q * 2^(sa+sw-256) with
+// |S_q| < 2^13 and sa + sw in [108, 360], so no product leaves fp32's range or loses a bit
+// (2^(108-256) = 2^-148 is above the smallest subnormal step, 2^-149). Then
+// fma(f, 2^(sa-127) * 2^(sw-115), acc) forms the same exact product (the scale product
+// 2^(sa+sw-242) is a power of two in range) and rounds once: the same bits in two operations.
+// The kernel takes this form for a stage whose scales all lie in the range (the producer's vote)
+// and the canonical one otherwise (MoeGemmWgmma.FastPromotionEqualsTheCanonicalOne checks every
+// pair of the range).
+inline constexpr std::uint32_t kMxFastScaleLo = 54, kMxFastScaleHi = 180;
+FB_HD bool mx_fast_scale(std::uint32_t s) { return s >= kMxFastScaleLo && s <= kMxFastScaleHi; }
+// The weights' factor of the fast form: 2^(sw-115) = 2^12 * 2^(sw-127) (fast range only).
+FB_HD float mx_fast_weight_scale(std::uint32_t sw) { return mx_scale_float(sw + 12u); }
+FB_HD float mx_block_promote_fast(float acc, float mma_sum, float scale_a, float fast_scale_w) {
+#if defined(__CUDA_ARCH__)
+  return __fmaf_rn(mma_sum, scale_a * fast_scale_w, acc);
+#else
+  return __builtin_fmaf(mma_sum, scale_a * fast_scale_w, acc);
+#endif
+}
+
+}  // namespace fb
