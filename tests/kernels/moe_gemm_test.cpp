@@ -527,6 +527,25 @@ HostTensors run_gpu(Made& m, VariantId v, void* stream) {
   return out;
 }
 
+// Every variant of every point on the GPU equals its emulation bitwise, and again on a rerun
+// (deterministic). Progress goes to stderr: should a launch ever hang, the log names its point.
+void expect_gpu_equals_emulation(const std::vector<std::pair<const char*, Shape>>& points, const char* tag,
+                                 void* stream) {
+  for (const auto& [name, s] : points) {
+    Made m = make(name, s);
+    for (VariantId v = 0; v < moe_case(name).variants.size(); ++v) {
+      std::fprintf(stderr, "[%s] %s %s T=%lld K=%lld I=%lld B=%lld %s %s\n", tag, name,
+                   moe_case(name).variants[v].name.c_str(), static_cast<long long>(s.T), static_cast<long long>(s.K),
+                   static_cast<long long>(s.I), static_cast<long long>(s.B), s.dist.c_str(), s.routing.c_str());
+      std::fflush(stderr);
+      const HostTensors want = emulate(m, v), got = run_gpu(m, v, stream);
+      EXPECT_EQ(got[0].bytes, want[0].bytes) << name << " variant " << moe_case(name).variants[v].name
+                                             << " T=" << s.T << " B=" << s.B << " " << s.dist << " " << s.routing;
+      EXPECT_EQ(run_gpu(m, v, stream)[0].bytes, got[0].bytes) << name << " rerun";
+    }
+  }
+}
+
 TEST(MoeGemmGpu, EveryVariantEqualsItsEmulationBitwise) {
   FB_SKIP_WITHOUT_GPU();
   void* stream = gpu::create_stream();
@@ -553,20 +572,7 @@ TEST(MoeGemmGpu, EveryVariantEqualsItsEmulationBitwise) {
       points.emplace_back("moe_gemm/stage1", s);
       points.emplace_back("moe_gemm/stage2", s);
     }
-  for (auto& [name, s] : points) {
-    Made m = make(name, s);
-    for (VariantId v = 0; v < moe_case(name).variants.size(); ++v) {
-      // Progress on stderr: should a launch ever hang, the log names the point it hung on.
-      std::fprintf(stderr, "[moe_gemm gpu] %s %s T=%lld K=%lld I=%lld B=%lld %s %s\n", name,
-                   moe_case(name).variants[v].name.c_str(), static_cast<long long>(s.T), static_cast<long long>(s.K),
-                   static_cast<long long>(s.I), static_cast<long long>(s.B), s.dist.c_str(), s.routing.c_str());
-      std::fflush(stderr);
-      const HostTensors want = emulate(m, v), got = run_gpu(m, v, stream);
-      EXPECT_EQ(got[0].bytes, want[0].bytes) << name << " variant " << moe_case(name).variants[v].name
-                                             << " T=" << s.T << " " << s.dist << " " << s.routing;
-      EXPECT_EQ(run_gpu(m, v, stream)[0].bytes, got[0].bytes) << name << " rerun";  // deterministic
-    }
-  }
+  expect_gpu_equals_emulation(points, "moe_gemm gpu", stream);
   gpu::destroy_stream(stream);
 }
 
@@ -611,20 +617,9 @@ TEST(MoeGemmGpu, WgmmaEngineEqualsTheEmulationBitwise) {
       points.emplace_back("moe_gemm/stage1", s);
       points.emplace_back("moe_gemm/stage2", s);
     }
-  for (auto& [name, s] : points) {
-    ASSERT_TRUE(moe_wgmma_shape_fits(s.K, s.I, true, s.B) && moe_wgmma_shape_fits(s.I, s.K, false, s.B));
-    Made m = make(name, s);
-    for (VariantId v = 0; v < moe_case(name).variants.size(); ++v) {
-      std::fprintf(stderr, "[moe_gemm wgmma] %s %s T=%lld K=%lld I=%lld B=%lld %s %s\n", name,
-                   moe_case(name).variants[v].name.c_str(), static_cast<long long>(s.T), static_cast<long long>(s.K),
-                   static_cast<long long>(s.I), static_cast<long long>(s.B), s.dist.c_str(), s.routing.c_str());
-      std::fflush(stderr);
-      const HostTensors want = emulate(m, v), got = run_gpu(m, v, stream);
-      EXPECT_EQ(got[0].bytes, want[0].bytes) << name << " variant " << moe_case(name).variants[v].name
-                                             << " T=" << s.T << " B=" << s.B << " " << s.dist << " " << s.routing;
-      EXPECT_EQ(run_gpu(m, v, stream)[0].bytes, got[0].bytes) << name << " rerun";  // deterministic
-    }
-  }
+  for (const auto& [name, s] : points)
+    ASSERT_TRUE(moe_wgmma_shape_fits(s.K, s.I, true, s.B) && moe_wgmma_shape_fits(s.I, s.K, false, s.B)) << name;
+  expect_gpu_equals_emulation(points, "moe_gemm wgmma", stream);
   gpu::destroy_stream(stream);
 #endif
 }
