@@ -95,35 +95,14 @@ __device__ inline void store_e4m3_block(std::uint8_t* tile, int r, int j, uint4 
   *reinterpret_cast<uint4*>(tile + moe_wgmma_word_offset(r, j, 4)) = make_uint4(e[4], e[5], e[6], e[7]);
 }
 
-// The MMA of one half of the token tile (64 tokens): half = A (64 weight rows x 32) B(64 tokens x
-// 32)^T from zero, committed as its own group; not waited for. Descriptors as wgmma_descriptor
-// builds them (128-byte swizzle), given as their bits.
-constexpr int kHalfRegs = 32;
-__device__ inline void mx_wgmma_half(float (&d)[kHalfRegs], std::uint64_t desc_a, std::uint64_t desc_b) {
+// part = the MX block's sums of this warpgroup's 64 rows x the tile's 128 tokens (fresh, waited for).
+__device__ inline void mx_wgmma_block(float* part, const std::uint8_t* rows, const std::uint8_t* tokens) {
+  wgmma_fence_registers(part);
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-  asm volatile(
-      "{\n"
-      ".reg .pred zero;\n"
-      "setp.ne.b32 zero, 0, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, "
-      "%23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, zero, 1, 1;\n"
-      "}\n"
-      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]), "=f"(d[6]), "=f"(d[7]), "=f"(d[8]),
-        "=f"(d[9]), "=f"(d[10]), "=f"(d[11]), "=f"(d[12]), "=f"(d[13]), "=f"(d[14]), "=f"(d[15]), "=f"(d[16]),
-        "=f"(d[17]), "=f"(d[18]), "=f"(d[19]), "=f"(d[20]), "=f"(d[21]), "=f"(d[22]), "=f"(d[23]), "=f"(d[24]),
-        "=f"(d[25]), "=f"(d[26]), "=f"(d[27]), "=f"(d[28]), "=f"(d[29]), "=f"(d[30]), "=f"(d[31])
-      : "l"(desc_a), "l"(desc_b));
+  wgmma_m64n128k32_e4m3(part, wgmma_descriptor(rows), wgmma_descriptor(tokens), 0);
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-}
-// Waits until at most kPending of this warpgroup's MMA groups are in flight, then ties d's registers
-// to this point (their reads cannot move above the wait). No memory clobber: the promotion's loads
-// of scales from shared memory may be scheduled above it (they do not depend on the MMA).
-template <int kPending>
-__device__ inline void mx_wgmma_wait(float (&d)[kHalfRegs]) {
-  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending));
-#pragma unroll
-  for (int j = 0; j < kHalfRegs; ++j) asm volatile("" : "+f"(d[j]));
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+  wgmma_fence_registers(part);
 }
 #endif
 
@@ -148,7 +127,7 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a) {
                       a.outputs / (kStage1 ? kMxWgRows / 2 : kMxWgRows)};
   const std::int64_t nb = a.inner / 32, pad = (nb + 7) / 8 * 8, row_bytes = a.inner / 2;
   const int stages = static_cast<int>(a.inner / kMxWgStageK);
-  std::uint32_t it = 0;  // stages through the ring so far: slot it % kMxWgStages, its use it / kMxWgStages
+  std::int64_t it = 0;  // stages through the ring so far: slot it % kMxWgStages, its use it / kMxWgStages
   std::int64_t i = blockIdx.x;
   MxWgTile tile{};
 
@@ -197,8 +176,8 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a) {
         MxWgRaw next = cur;
         if (ks + 1 < stages) next = load(ks + 1);  // in flight while this stage is converted
         const int s = static_cast<int>(it % kMxWgStages);
-        const std::uint32_t use = it / kMxWgStages;
-        if (use > 0) mbar_wait(&empty[s], (use - 1) & 1u);
+        const std::int64_t use = it / kMxWgStages;
+        if (use > 0) mbar_wait(&empty[s], static_cast<std::uint32_t>((use - 1) & 1));
         std::uint8_t* stage = smem + s * kMxWgStageBytes;
         bool fast = true;
 #pragma unroll
@@ -226,80 +205,45 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a) {
   const int lane = static_cast<int>(threadIdx.x % 32);
   const int r0 = 64 * g + 16 * warp + lane / 4;  // CTA-local weight row of d[j] for (j / 2) % 2 == 0; r0 + 8 the other
   const int c0 = 2 * (lane % 4);                 // token column of d[0]; d[4c + h] is column 8c + c0 + h
-  // Descriptors (wgmma_descriptor's bits) of stage 0's tiles: this warpgroup's 64 weight rows and
-  // the 128 tokens; block j of a stage is 32 bytes (2 units) further, stage s kMxWgStageBytes, the
-  // second half of the tokens 64 rows (8192 bytes).
-  const std::uint64_t desc0 = wgmma_descriptor(smem + g * (kMxWgRows / 2) * 128);
-  const std::uint64_t desc_tokens0 = wgmma_descriptor(smem + kMxWgTileBytes);
-  constexpr std::uint64_t kStageUnits = kMxWgStageBytes / 16, kHalfUnits = 64 * 128 / 16;
-  float acc[kWgmmaAccRegs];
-  float part[2][kHalfRegs];  // the two halves' block sums: one is promoted while the other's MMA runs
+  float acc[kWgmmaAccRegs], part[kWgmmaAccRegs];
   while (walk.next(i, tile)) {
 #pragma unroll
     for (int j = 0; j < kWgmmaAccRegs; ++j) acc[j] = 0.0f;
-    // Block b of the tile (b / 4: its stage, b % 4: its place there).
-    const int blocks = stages * kMxWgStageBlocks;
-    const auto slot = [&](int b) { return (it + static_cast<std::uint32_t>(b) / kMxWgStageBlocks) % kMxWgStages; };
-    const auto wait_full = [&](int b) {
-      mbar_wait(&full[slot(b)], ((it + static_cast<std::uint32_t>(b) / kMxWgStageBlocks) / kMxWgStages) & 1u);
-    };
-    const auto issue = [&](int b, int h) {
-      const std::uint64_t at = slot(b) * kStageUnits + static_cast<std::uint64_t>(b % kMxWgStageBlocks) * 2;
-      mx_wgmma_half(part[h], desc0 + at, desc_tokens0 + at + h * kHalfUnits);
-    };
-    // Promotes half h of block b: tokens 64 h .. 64 h + 63, acc[32 h ..].
-    const auto promote = [&](int b, int h) {
-      const int j = b % kMxWgStageBlocks;
-      const std::uint8_t* stage = smem + slot(b) * kMxWgStageBytes;
-      const float* sa = reinterpret_cast<const float*>(stage + kMxWgTokenScalesAt) + j * kMxWgTokens + 64 * h + c0;
-      float* a = acc + kHalfRegs * h;
-      const float* f = part[h];
-      if (*reinterpret_cast<const std::uint32_t*>(stage + kMxWgVotesAt) == 0x01010101u) {
-        const float* sw = reinterpret_cast<const float*>(stage + kMxWgWeightScalesAt) + j * kMxWgRows;
-        const float w0 = sw[r0], w1 = sw[r0 + 8];
+    for (int ks = 0; ks < stages; ++ks, ++it) {
+      const int s = static_cast<int>(it % kMxWgStages);
+      mbar_wait(&full[s], static_cast<std::uint32_t>((it / kMxWgStages) & 1));
+      const std::uint8_t* stage = smem + s * kMxWgStageBytes;
+      const bool fast = *reinterpret_cast<const std::uint32_t*>(stage + kMxWgVotesAt) == 0x01010101u;
+#pragma unroll 1
+      for (int j = 0; j < kMxWgStageBlocks; ++j) {
+        mx_wgmma_block(part, stage + g * (kMxWgRows / 2) * 128 + 32 * j, stage + kMxWgTileBytes + 32 * j);
+        const float* sa = reinterpret_cast<const float*>(stage + kMxWgTokenScalesAt) + j * kMxWgTokens + c0;
+        if (fast) {
+          const float* sw = reinterpret_cast<const float*>(stage + kMxWgWeightScalesAt) + j * kMxWgRows;
+          const float w0 = sw[r0], w1 = sw[r0 + 8];
 #pragma unroll
-        for (int c = 0; c < kHalfRegs / 4; ++c) {
-          const float2 av = *reinterpret_cast<const float2*>(sa + 8 * c);
-          a[4 * c + 0] = mx_block_promote_fast(a[4 * c + 0], f[4 * c + 0], av.x, w0);
-          a[4 * c + 1] = mx_block_promote_fast(a[4 * c + 1], f[4 * c + 1], av.y, w0);
-          a[4 * c + 2] = mx_block_promote_fast(a[4 * c + 2], f[4 * c + 2], av.x, w1);
-          a[4 * c + 3] = mx_block_promote_fast(a[4 * c + 3], f[4 * c + 3], av.y, w1);
-        }
-      } else {
-        const std::uint8_t* sb = stage + kMxWgWeightBytesAt + j * kMxWgRows;
-        const float w0 = mx_scale_float(sb[r0]), w1 = mx_scale_float(sb[r0 + 8]);
+          for (int c = 0; c < kWgmmaAccRegs / 4; ++c) {
+            const float2 av = *reinterpret_cast<const float2*>(sa + 8 * c);
+            acc[4 * c + 0] = mx_block_promote_fast(acc[4 * c + 0], part[4 * c + 0], av.x, w0);
+            acc[4 * c + 1] = mx_block_promote_fast(acc[4 * c + 1], part[4 * c + 1], av.y, w0);
+            acc[4 * c + 2] = mx_block_promote_fast(acc[4 * c + 2], part[4 * c + 2], av.x, w1);
+            acc[4 * c + 3] = mx_block_promote_fast(acc[4 * c + 3], part[4 * c + 3], av.y, w1);
+          }
+        } else {
+          const std::uint8_t* sb = stage + kMxWgWeightBytesAt + j * kMxWgRows;
+          const float w0 = mx_scale_float(sb[r0]), w1 = mx_scale_float(sb[r0 + 8]);
 #pragma unroll
-        for (int c = 0; c < kHalfRegs / 4; ++c) {
-          const float2 av = *reinterpret_cast<const float2*>(sa + 8 * c);
-          a[4 * c + 0] = mx_block_promote_mma(a[4 * c + 0], f[4 * c + 0], av.x, w0);
-          a[4 * c + 1] = mx_block_promote_mma(a[4 * c + 1], f[4 * c + 1], av.y, w0);
-          a[4 * c + 2] = mx_block_promote_mma(a[4 * c + 2], f[4 * c + 2], av.x, w1);
-          a[4 * c + 3] = mx_block_promote_mma(a[4 * c + 3], f[4 * c + 3], av.y, w1);
+          for (int c = 0; c < kWgmmaAccRegs / 4; ++c) {
+            const float2 av = *reinterpret_cast<const float2*>(sa + 8 * c);
+            acc[4 * c + 0] = mx_block_promote_mma(acc[4 * c + 0], part[4 * c + 0], av.x, w0);
+            acc[4 * c + 1] = mx_block_promote_mma(acc[4 * c + 1], part[4 * c + 1], av.y, w0);
+            acc[4 * c + 2] = mx_block_promote_mma(acc[4 * c + 2], part[4 * c + 2], av.x, w1);
+            acc[4 * c + 3] = mx_block_promote_mma(acc[4 * c + 3], part[4 * c + 3], av.y, w1);
+          }
         }
       }
-    };
-    // A software pipeline over the halves: one MMA group is always in flight while the other half
-    // is promoted. Groups complete in order, so waiting for "at most one pending" after each issue
-    // finds the older half done.
-    wait_full(0);
-    issue(0, 0);
-    issue(0, 1);
-    for (int b = 0; b < blocks; ++b) {
-      const bool more = b + 1 < blocks;
-      mx_wgmma_wait<1>(part[0]);  // block b, half 0 (half 1 may still run)
-      promote(b, 0);
-      if (more) {
-        if ((b + 1) % kMxWgStageBlocks == 0) wait_full(b + 1);
-        issue(b + 1, 0);
-        mx_wgmma_wait<1>(part[1]);  // block b, half 1 (block b + 1's half 0 may still run)
-      } else {
-        mx_wgmma_wait<0>(part[1]);
-      }
-      promote(b, 1);
-      if (b % kMxWgStageBlocks == kMxWgStageBlocks - 1) mbar_arrive(&empty[slot(b)]);  // its MMAs and reads are done
-      if (more) issue(b + 1, 1);
+      mbar_arrive(&empty[s]);
     }
-    it += static_cast<std::uint32_t>(stages);
     // Epilogue: the tile's real rows (padding and rows past the tile are never written).
 #pragma unroll
     for (int c = 0; c < kWgmmaAccRegs / 4; ++c)
