@@ -290,7 +290,7 @@ void launch(const MxWgArgs& a, std::int64_t max_blocks, void* stream) {
 
 std::int64_t moe_wgmma_min_pairs() {
   const char* env = std::getenv("FUSEBENCH_MOE_WGMMA_MIN_PAIRS");
-  if (!env || !*env) return 4096;
+  if (!env || !*env) return kMoeWgmmaMinPairs;
   char* end = nullptr;
   const long long v = std::strtoll(env, &end, 10);
   if (*end != '\0' || v < 0)

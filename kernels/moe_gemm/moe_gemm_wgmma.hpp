@@ -14,8 +14,14 @@ namespace fb {
 // least moe_wgmma_min_pairs() routed pairs, a shape it tiles (moe_wgmma_shape_fits) and a device
 // that runs sm_90a code. Elsewhere the mma.sync kernels run (the same bits).
 bool moe_wgmma_takes(const MoeGemmParams& p, bool stage1);
-// T * k from which the wgmma kernel runs: 4096 (prefill), or FUSEBENCH_MOE_WGMMA_MIN_PAIRS (tests
-// set 0 to run it at small shapes; benches compare the engines with a large value).
+// T * k from which the wgmma kernel runs: kMoeWgmmaMinPairs, or FUSEBENCH_MOE_WGMMA_MIN_PAIRS (tests
+// set 0 to run it at small shapes; benches compare the engines with a large value). Set between
+// the measured points (run 57d, H200, m31 shapes): the mma.sync kernels are faster at T = 1024 and
+// 2048 (stage 1 1107 / 1943 us against 1573 / 2010, stage 2 633 / 1131 against 1001 / 1323), the
+// wgmma engine from T = 4096 (2869 against 3636, 1920 against 2174): 12288 pairs is T = 3072 at
+// k = 4. A tile costs the same whether its 128 token rows are full or not, so sparse experts favour
+// the mma.sync kernels.
+inline constexpr std::int64_t kMoeWgmmaMinPairs = 12288;
 std::int64_t moe_wgmma_min_pairs();
 // Empty where the wgmma kernels run on this device; else why not.
 std::string moe_wgmma_unavailable();
