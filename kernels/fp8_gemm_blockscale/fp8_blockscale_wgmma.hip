@@ -61,17 +61,28 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
   turnstile_wait(ticket, epoch, s);
   const bool last = s == p.slices - 1;
   if (!wgmma_is_producer()) {
-    // Every prior sum of this thread's elements is read before any is written: the reads overlap.
-    float prior[kWgmmaAccRegs];
+    // Registers j and j + 1 are adjacent columns of one row (N is a multiple of 128): one 8-byte
+    // access to acc and one 4-byte store to C per pair. In each half of the registers every prior
+    // sum is read before any is written, so the reads overlap (half at a time: all 64 at once
+    // spilled registers).
+    const float* row_acc[2] = {b.acc + row_lo * p.cols + n0, b.acc + row_hi * p.cols + n0};
+    constexpr int kHalf = kWgmmaAccRegs / 2;
 #pragma unroll
-    for (int j = 0; j < kWgmmaAccRegs; ++j) {
-      const std::int64_t m = m0 + wgmma_acc_row(j), n = n0 + wgmma_acc_col(j);
-      prior[j] = m < p.rows ? turnstile_read(b.acc, m * p.cols + n) : 0.0f;
-    }
+    for (int h = 0; h < 2; ++h) {
+      float2 prior[kHalf / 2];
 #pragma unroll
-    for (int j = 0; j < kWgmmaAccRegs; ++j) {
-      const std::int64_t m = m0 + wgmma_acc_row(j), n = n0 + wgmma_acc_col(j);
-      if (m < p.rows) turnstile_write(b.acc, b.c, m * p.cols + n, prior[j], part[j], last);
+      for (int j = h * kHalf; j < (h + 1) * kHalf; j += 2) {
+        const int r = (j / 2) % 2;
+        prior[(j - h * kHalf) / 2] = (r ? row_hi : row_lo) < p.rows
+                                         ? turnstile_read_pair(row_acc[r], wgmma_acc_col(j))
+                                         : make_float2(0.0f, 0.0f);
+      }
+#pragma unroll
+      for (int j = h * kHalf; j < (h + 1) * kHalf; j += 2) {
+        const std::int64_t m = (j / 2) % 2 ? row_hi : row_lo, n = n0 + wgmma_acc_col(j);
+        if (m < p.rows)
+          turnstile_write_pair(b.acc, b.c, m * p.cols + n, prior[(j - h * kHalf) / 2], part[j], part[j + 1], last);
+      }
     }
   }
   turnstile_pass(ticket, epoch, s);
