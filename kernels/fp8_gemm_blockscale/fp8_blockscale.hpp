@@ -2,7 +2,7 @@
 //   A fp8 [M][K] with 1x128 scales a_scale [M][K/128] (row-major), B fp8 [N][K] with 128x128
 //   scales b_scale [N/128][K/128]; the K blocks are cut into S slices, slice s taking blocks
 //   [s KB / S, (s + 1) KB / S). Each slice sums its blocks in order into an fp32 value,
-//   slice = slice + fl(fl(block_dot * a_s) * b_s); the slices are added in slice order into the
+//   slice = fma(block_dot, fl(a_s * b_s), slice); the slices are added in slice order into the
 //   fp32 buffer `acc` [M][N], which must hold +0 when the GEMM starts (a memset, or the producer
 //   of A zeroing it as a side job: F7); the last slice writes C = bf16(acc).
 // The order of the slice adds is fixed by a per-tile ticket (a turnstile), so every run gives the

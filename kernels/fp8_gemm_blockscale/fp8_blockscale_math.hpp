@@ -3,7 +3,7 @@
 // Canonical order of one output (the plain kernel and fp8_blockscale_canonical_emu):
 //   for each slice s = 0 .. S-1 (its blocks kb in increasing order):
 //     dot = +0; dot = dot + A[m][k] * B[n][k] for k = 128 kb .. 128 kb + 127 in order (exact products)
-//     part = part + fl(fl(dot * a_s[m][kb]) * b_s[n / 128][kb])        (part starts at +0)
+//     part = fma(dot, fl(a_s[m][kb] * b_s[n / 128][kb]), part)        (part starts at +0; one rounding)
 //   acc[m][n] = acc[m][n] + part_s, in slice order, starting from what acc holds (+0 by contract)
 //   C = bf16_rne(acc[m][n]) after the last slice.
 // Blocked order (the matrix-unit kernel): the same with dot replaced by the block's partial from
@@ -14,13 +14,20 @@
 #include <cstdint>
 
 #include "reference/codecs/bf16.hpp"
+#include "reference/codecs/host_device.hpp"
 
 namespace fb {
 
-// One block's promotion: part + (dot * a_s) * b_s, left to right as the Triton kernels and DeepGEMM.
+// One block's promotion, DeepGEMM's form: the two scales' product rounded once, then one fused
+// multiply-add, part + dot * scale rounded once. A kernel computes the product once per row and
+// block and then spends one instruction per element (the matrix-unit kernel: 64 per thread and
+// block). Until run 58 the order was part + fl(fl(dot * a_s) * b_s): three instructions and three
+// roundings per element, and the promotion was the block-scale kernel's extra cost per block over
+// the general GEMM's.
+FB_HD float blockscale_scale(float a_scale, float b_scale) { return a_scale * b_scale; }
+FB_HD float blockscale_promote_scaled(float part, float dot, float scale) { return fma32(dot, scale, part); }
 FB_HD float blockscale_promote(float part, float dot, float a_scale, float b_scale) {
-  const float scaled = dot * a_scale;
-  return part + scaled * b_scale;
+  return blockscale_promote_scaled(part, dot, blockscale_scale(a_scale, b_scale));
 }
 
 // Ticket values: the launch's epoch in the high 24 bits, the slice whose turn it is in the low 8.

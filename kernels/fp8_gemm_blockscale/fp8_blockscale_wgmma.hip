@@ -1,8 +1,8 @@
 // The block-scale fp8 GEMM on the matrix units (wgmma, sm_90a), split-K: a CTA computes a 128 x 128
 // tile's slice, two consumer warpgroups of 64 rows fed by a TMA producer (wgmma_pipeline).
 // For each 128-K block of its slice in order the matrix unit forms a warpgroup's partial (4 k32
-// steps from zero), promoted on the CUDA cores: part = part + fl(fl(partial * a_s) * b_s), the 1x128 scale
-// of the register's row and the tile's one 128x128 scale. Then the tile's turnstile adds the slice
+// steps from zero), promoted on the CUDA cores: part = fma(partial, fl(a_s * b_s), part), a_s the 1x128
+// scale of the register's row and b_s the tile's one 128x128 scale. Then the tile's turnstile adds the slice
 // into acc in slice order. Deterministic (fixed instruction sequence, ordered slices); against the
 // blocked emulation within the bound of kernels/fp8_gemm/fp8_gemm_bounds.hpp.
 #include <string>
@@ -50,9 +50,11 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
     return i == 0;
   };
   const auto promote = [&](std::int64_t kb, const float* partial) {
+    // The scales' product once per row and block, then one fma per element (fp8_blockscale_math.hpp).
+    const float scale_lo = blockscale_scale(as_lo, bs), scale_hi = blockscale_scale(as_hi, bs);
 #pragma unroll
     for (int j = 0; j < kWgmmaAccRegs; ++j)
-      part[j] = blockscale_promote(part[j], partial[j], (j / 2) % 2 ? as_hi : as_lo, bs);
+      part[j] = blockscale_promote_scaled(part[j], partial[j], (j / 2) % 2 ? scale_hi : scale_lo);
     if (kb + 1 < kb_end) load_scales(kb + 1);
   };
   wgmma_pipeline(smem, maps, p.rows, unit, [](const WgmmaUnit&) {}, promote, [](const WgmmaUnit&) {});

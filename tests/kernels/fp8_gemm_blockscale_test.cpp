@@ -66,8 +66,8 @@ std::vector<std::uint16_t> written_order(const Problem& q) {
           float dot = 0.0f;
           for (std::int64_t k = kb * 128; k < kb * 128 + 128; ++k)
             dot += fp8_e4m3fn_to_float(q.a[m * p.depth + k]) * fp8_e4m3fn_to_float(q.b[n * p.depth + k]);
-          const float scaled = dot * q.as[m * kb_count + kb];
-          part += scaled * q.bs[(n / 128) * kb_count + kb];
+          const float scale = q.as[m * kb_count + kb] * q.bs[(n / 128) * kb_count + kb];
+          part = std::fma(dot, scale, part);  // one rounding
         }
         acc += part;
       }
