@@ -355,18 +355,17 @@ struct RouterGateArgs {
   const float* bias;
 };
 
-// A partial written by another block of this launch, read after the handoff's acquire
-// (router_last_block: thread 0's fence, then the CTA barrier, as a grid barrier does). On NVIDIA a
-// weak load cached at L2 only (`.cg`): the coherence point, never a stale line of this
-// multiprocessor's L1. Until run 59 it was a strong relaxed load (`ld.relaxed.gpu`); at M = 16 the
-// tail's 32 such loads a thread took 12,681 cycles (run 54), and in the block-scale GEMM the same
-// kind of strong loads arrived one by one where weak `.cg` pairs did not (run 58; at M = 1 the two
-// forms measured the same, run 54b). On AMD an atomic relaxed load at agent scope.
+// A partial written by another block of this launch, read after the handoff's acquire fence
+// (router_last_block): a strong relaxed load at device scope, served by the coherence point (L2),
+// never by a stale line of this multiprocessor's L1. In program order (asm volatile, memory
+// clobber: not moved above the fence), but not waited for: the hardware keeps many in flight.
 __device__ inline float router_load_coherent(const float* p) {
 #if defined(__HIPCC__)
   return __hip_atomic_load(p, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
 #else
-  return __ldcg(p);
+  float v;
+  asm volatile("ld.relaxed.gpu.global.f32 %0, [%1];" : "=f"(v) : "l"(p) : "memory");
+  return v;
 #endif
 }
 
