@@ -6,6 +6,8 @@
 # e.g. "router_gemv_kernel|router/gate|M=1,split_k=4". Each profile is one text file in OUT_DIR
 # (the first 2 matching launches after 1 skipped; sections: speed of light, launch, occupancy,
 # warp states, memory). ncu runs with --clock-control none (leave the clocks as they are).
+# SOURCE_CSV=1 also exports each point's per-SASS-instruction stall samples (<n>-...-sass.csv) and
+# their summary (tools/ncu_source_summary.py: top instructions, opcodes; -sass-summary.txt).
 set -uo pipefail
 debs="$1"; out="$2"; shift 2
 mkdir -p "$out"
@@ -26,5 +28,17 @@ for spec in "$@"; do
     "$fb" verify --scenario "${SCENARIO:-m31-flash-tp4}" --kernel "$kase" --where "$where" --backend gpu -q \
     >> "$file" 2>&1
   echo "exit $?" >> "$file"
+  if [ "${SOURCE_CSV:-0}" = 1 ]; then
+    # Per-instruction stall samples (build with EXTRA_CMAKE_ARGS=-DCMAKE_CUDA_FLAGS=-lineinfo to see
+    # source lines too): the page as csv, and its summary by tools/ncu_source_summary.py.
+    rep="/tmp/profile-$n"
+    timeout "${STEP_TIMEOUT:-240}" ncu --clock-control none -k "regex:$regex" --launch-skip "${LAUNCH_SKIP:-1}" \
+      --launch-count 1 --section SourceCounters --section WarpStateStats -f -o "$rep" \
+      "$fb" verify --scenario "${SCENARIO:-m31-flash-tp4}" --kernel "$kase" --where "$where" --backend gpu -q \
+      > /dev/null 2>&1
+    ncu -i "$rep.ncu-rep" --page source --csv --print-source sass > "${file%.txt}-sass.csv" 2>&1
+    python3 tools/ncu_source_summary.py "${file%.txt}-sass.csv" > "${file%.txt}-sass-summary.txt" 2>&1
+    head -20 "${file%.txt}-sass-summary.txt"
+  fi
   grep -E "^  [a-z_].*\(|Duration|Memory Throughput|DRAM Throughput|Registers Per|Achieved Occupancy|Stall|Issued Warp|No Eligible|One or More" "$file" | head -40
 done

@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""tools/ncu_source_summary.py on a small source page written here: totals, order, opcodes, regions."""
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+
+tool = sys.argv[1]
+header = ["Address", "Source", "Warp Stall Sampling (All Samples)", "Warp Stall Sampling (Not-issued Samples)",
+          "Instructions Executed", "stall_barrier", "stall_long_sb", "stall_long_sb (Not Issued)"]
+rows = [
+    ["0x0", "      LDC R1, c[0x0][0x28]", "2", "2", "96", "0", "2", "2"],
+    ["0x10", "@!P0  LDG.E.STRONG.SYS R8, desc[UR16][R26.64]", "30", "30", "768", "0", "30", "30"],
+    ["0x20", "      FADD R34, R34, R93", "8", "8", "768", "0", "8", "8"],
+    ["0x30", "@P3   EXIT", "60", "60", "96", "60", "0", "0"],
+]
+with tempfile.TemporaryDirectory() as d:
+    page = os.path.join(d, "page.csv")
+    with open(page, "w", newline="") as f:
+        w = csv.writer(f, quoting=csv.QUOTE_ALL)
+        w.writerow(["Kernel Name", "k(int)"])
+        w.writerow(header)
+        w.writerows(rows)
+    out = subprocess.run([sys.executable, tool, page, "--top", "2", "--regions", "0:2,2:4"], check=True,
+                         capture_output=True, text=True).stdout
+    lines = out.splitlines()
+    assert lines[0] == "4 instructions, 100 stall samples", out
+    top = [l for l in lines if l.startswith("  [")]
+    # the two largest in listing order: the load (index 1) and the exit (index 3), with their reasons
+    assert "[    1]" in top[0] and "long_sb 30" in top[0] and "LDG.E.STRONG.SYS" in top[0], out
+    assert "[    3]" in top[1] and "barrier 60" in top[1], out
+    assert any(l.split() == ["EXIT", "60", "(60.0", "%)"] for l in lines), out
+    assert any(l.split() == ["LDG", "30", "(30.0", "%)"] for l in lines), out
+    assert "  [0, 2)     32 (32.0 %)" in lines and "  [2, 4)     68 (68.0 %)" in lines, out
+    # a page without the samples column is a one-line error and a non-zero exit
+    bad = os.path.join(d, "bad.csv")
+    with open(bad, "w") as f:
+        f.write('"Address","Source"\n"0x0","NOP"\n')
+    r = subprocess.run([sys.executable, tool, bad], capture_output=True, text=True)
+    assert r.returncode != 0 and "no 'Warp Stall Sampling (All Samples)' column" in r.stderr, (r.returncode, r.stderr)
+print("ok")

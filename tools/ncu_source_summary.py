@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Where a kernel's warps wait, per SASS instruction, from Nsight Compute's source page.
+
+    ncu --section SourceCounters --section WarpStateStats -o REP ...       (on the GPU machine)
+    ncu -i REP.ncu-rep --page source --csv --print-source sass > K.csv
+    tools/ncu_source_summary.py K.csv [--top 20] [--regions 0:440,440:880,880:1800]
+
+Prints the total of the stall samples, the instructions with the most samples (their index in the
+listing, SASS, how often they ran, their two largest stall reasons), the samples by opcode, and,
+with --regions, the samples of each half-open range of instruction indices (read the indices off
+the top list: the prologue, the K loop and the epilogue of a kernel, say). Run 58's profile of the
+block-scale GEMM was read this way (reports/runs/2026-12-03_h200_run58_8bfb398/profile-run58p.md).
+"""
+import argparse
+import collections
+import csv
+import sys
+
+SAMPLES = "Warp Stall Sampling (All Samples)"
+EXECUTED = "Instructions Executed"
+
+
+def load(path):
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    # The page starts with a "Kernel Name" line; the header is the first row naming the samples.
+    for i, row in enumerate(rows):
+        if SAMPLES in row and "Source" in row:
+            return rows[i], rows[i + 1:]
+    sys.exit(f"{path}: no '{SAMPLES}' column (was it exported with --page source --print-source sass?)")
+
+
+def number(text):
+    try:
+        return int(float(text))
+    except ValueError:
+        return 0
+
+
+def opcode(sass):
+    words = sass.split()
+    if words and words[0].startswith("@"):
+        words = words[1:]
+    return words[0].split(".")[0] if words else "?"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("csv")
+    ap.add_argument("--top", type=int, default=20)
+    ap.add_argument("--regions", default="", help="comma-separated START:END instruction index ranges")
+    args = ap.parse_args()
+    header, data = load(args.csv)
+    col = {name: i for i, name in enumerate(header)}
+    stalls = [i for i, name in enumerate(header) if name.startswith("stall_") and "Not Issued" not in name]
+    samples = [number(row[col[SAMPLES]]) for row in data]
+    total = sum(samples)
+    print(f"{len(data)} instructions, {total} stall samples")
+    if total == 0:
+        return
+    print(f"\ntop {args.top} instructions by samples:")
+    for k in sorted(sorted(range(len(data)), key=lambda k: -samples[k])[:args.top]):
+        row = data[k]
+        reasons = sorted(((number(row[c]), header[c][len("stall_"):]) for c in stalls), reverse=True)[:2]
+        why = ", ".join(f"{name} {n}" for n, name in reasons if n)
+        print(f"  [{k:5d}] {samples[k]:6d} ({100 * samples[k] / total:4.1f} %)  x{number(row[col[EXECUTED]]):<8d}"
+              f" {row[col['Source']].strip()[:64]:64s}  {why}")
+    by_opcode = collections.Counter()
+    for row, n in zip(data, samples):
+        by_opcode[opcode(row[col["Source"]])] += n
+    print("\nsamples by opcode:")
+    for name, n in by_opcode.most_common(12):
+        print(f"  {name:12s} {n:6d} ({100 * n / total:4.1f} %)")
+    if args.regions:
+        print("\nsamples by region (instruction indices, half-open):")
+        for region in args.regions.split(","):
+            start, end = (int(x) for x in region.split(":"))
+            n = sum(samples[max(start, 0):min(end, len(samples))])
+            print(f"  [{start}, {end}) {n:6d} ({100 * n / total:4.1f} %)")
+
+
+if __name__ == "__main__":
+    main()
