@@ -24,17 +24,28 @@ def load(path):
     with open(path, newline="") as f:
         rows = list(csv.reader(f))
     # The page starts with a "Kernel Name" line; the header is the first row naming the samples.
+    # An export of several kernels repeats both: only the first kernel's rows are read.
     for i, row in enumerate(rows):
         if SAMPLES in row and "Source" in row:
-            return rows[i], rows[i + 1:]
+            data = []
+            for r in rows[i + 1:]:
+                if r and r[0] == "Kernel Name":
+                    break
+                if len(r) == len(row):
+                    data.append(r)
+            return row, data
     sys.exit(f"{path}: no '{SAMPLES}' column (was it exported with --page source --print-source sass?)")
 
 
 def number(text):
+    # ncu may print thousands separators ("1,234"); an empty cell is 0; anything else is an error.
+    text = text.replace(",", "").strip()
+    if text in ("", "-"):
+        return 0
     try:
         return int(float(text))
     except ValueError:
-        return 0
+        sys.exit(f"not a count: {text!r}")
 
 
 def opcode(sass):

@@ -32,6 +32,7 @@ for spec in "$@"; do
     # Per-instruction stall samples (build with EXTRA_CMAKE_ARGS=-DCMAKE_CUDA_FLAGS=-lineinfo to see
     # source lines too): the page as csv, and its summary by tools/ncu_source_summary.py.
     rep="/tmp/profile-$n"
+    rm -f "$rep.ncu-rep"  # never summarise an earlier call's report
     timeout "${STEP_TIMEOUT:-240}" ncu --clock-control none -k "regex:$regex" --launch-skip "${LAUNCH_SKIP:-1}" \
       --launch-count 1 --section SourceCounters --section WarpStateStats -f -o "$rep" \
       "$fb" verify --scenario "${SCENARIO:-m31-flash-tp4}" --kernel "$kase" --where "$where" --backend gpu -q \

@@ -39,6 +39,7 @@ struct Fp8BlockscaleBuffers {
   const float* a_scale = nullptr;   // fp32 [M][K/128]
   const std::uint8_t* b = nullptr;  // fp8 [N][K]
   const float* b_scale = nullptr;   // fp32 [N/128][K/128]
+  // acc 8-byte and c 4-byte aligned (the wgmma epilogue moves pairs of adjacent columns).
   float* acc = nullptr;             // fp32 [M][N]: +0 on entry (the F7 contract), the sum on exit
   std::uint16_t* c = nullptr;       // bf16 [M][N]
   std::uint32_t* tickets = nullptr;  // GEMM workspace [tickets()]: any content on entry

@@ -2,11 +2,15 @@
 //
 // Slice s of a tile waits (thread 0) until the tile's ticket reads turn s (slice 0 never waits),
 // the block adds its slice into acc, a CTA barrier collects every thread's stores, and thread 0
-// fences and hands the turn to slice s + 1 (the barrier-then-one-fence pattern of a grid
+// fences and hands the turn to slice s + 1 (on NVIDIA the barrier-then-one-fence pattern of a grid
 // barrier: the CTA barrier orders the other threads' stores before thread 0's fence and ticket
-// store; on the waiting side thread 0's read of the ticket and its fence come before the CTA
-// barrier that releases the other threads' loads). acc is read and written at L2 (`.cg`), never
-// from an L1 line that an earlier slice on this SM could have left.
+// store, causality order being transitive; on the waiting side thread 0's read of the ticket and
+// its fence come before the CTA barrier that releases the other threads' loads). On NVIDIA acc is
+// read and written at L2 (`.cg`), never from an L1 line that an earlier slice on this SM could
+// have left; on AMD through volatile pointers, and every thread fences before the barrier (the
+// pattern kernels/router/router_device.hpp keeps on AMD: LLVM's AMDGPU sequences for "stores,
+// workgroup barrier, another thread's agent-scope release" needed fixes in 2025, llvm-project PRs
+// 160501 and 161638).
 // Progress: the grid's slice index is its slowest dimension, so every block of slice s - 1 is
 // dispatched before any block of slice s that waits on it (in-order block dispatch).
 #pragma once
@@ -34,6 +38,11 @@ __device__ inline void turnstile_wait(std::uint32_t* ticket, std::uint32_t epoch
 }
 
 __device__ inline void turnstile_pass(std::uint32_t* ticket, std::uint32_t epoch, std::int64_t slice) {
+#if defined(__HIPCC__)
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) atomicExch(ticket, blockscale_ticket(epoch, slice + 1));
+#else
   // Until run 57 every thread fenced (a gpu-scope fence and an L1 invalidation in each of 384
   // threads, 5 % of the wgmma kernel's samples at K = 768 in run 58p); one fence after the barrier
   // orders the same stores.
@@ -42,9 +51,10 @@ __device__ inline void turnstile_pass(std::uint32_t* ticket, std::uint32_t epoch
     __threadfence();
     atomicExch(ticket, blockscale_ticket(epoch, slice + 1));
   }
+#endif
 }
 
-// One element's share of the turnstile, in two halves: read acc at L2, then acc = acc + part and,
+// One element's share of the turnstile, in two halves: read acc (at L2), then acc = acc + part and,
 // for the last slice, C. A thread with many elements (the wgmma kernel's 64) reads them all before
 // it writes any, so the reads are in flight together.
 __device__ inline float turnstile_read(const float* acc, std::int64_t index) {

@@ -13,7 +13,7 @@ rows = [
     ["0x0", "      LDC R1, c[0x0][0x28]", "2", "2", "96", "0", "2", "2"],
     ["0x10", "@!P0  LDG.E.STRONG.SYS R8, desc[UR16][R26.64]", "30", "30", "768", "0", "30", "30"],
     ["0x20", "      FADD R34, R34, R93", "8", "8", "768", "0", "8", "8"],
-    ["0x30", "@P3   EXIT", "60", "60", "96", "60", "0", "0"],
+    ["0x30", "@P3   EXIT", "60", "60", "1,152", "60", "0", "0"],
 ]
 with tempfile.TemporaryDirectory() as d:
     page = os.path.join(d, "page.csv")
@@ -22,6 +22,10 @@ with tempfile.TemporaryDirectory() as d:
         w.writerow(["Kernel Name", "k(int)"])
         w.writerow(header)
         w.writerows(rows)
+        w.writerow([])  # a blank line, then a second kernel's page: neither is read
+        w.writerow(["Kernel Name", "other(int)"])
+        w.writerow(header)
+        w.writerow(["0x0", "NOP", "999", "999", "1", "999", "0", "0"])
     out = subprocess.run([sys.executable, tool, page, "--top", "2", "--regions", "0:2,2:4"], check=True,
                          capture_output=True, text=True).stdout
     lines = out.splitlines()
@@ -29,7 +33,7 @@ with tempfile.TemporaryDirectory() as d:
     top = [l for l in lines if l.startswith("  [")]
     # the two largest in listing order: the load (index 1) and the exit (index 3), with their reasons
     assert "[    1]" in top[0] and "long_sb 30" in top[0] and "LDG.E.STRONG.SYS" in top[0], out
-    assert "[    3]" in top[1] and "barrier 60" in top[1], out
+    assert "[    3]" in top[1] and "barrier 60" in top[1] and "x1152" in top[1], out
     assert any(l.split() == ["EXIT", "60", "(60.0", "%)"] for l in lines), out
     assert any(l.split() == ["LDG", "30", "(30.0", "%)"] for l in lines), out
     assert "  [0, 2)     32 (32.0 %)" in lines and "  [2, 4)     68 (68.0 %)" in lines, out
