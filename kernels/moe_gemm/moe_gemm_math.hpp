@@ -46,6 +46,22 @@ FB_HD void e2m1x8_to_e4m3x8(std::uint32_t w, std::uint32_t& even, std::uint32_t&
   odd = ((w >> 2) & 0x1C1C1C1Cu) | (w & 0x80808080u);
 }
 
+// The same conversion with every value also times 2^u, u = 1..12: each e4m3 byte is the code's value
+// times 2^(u-6), exactly (the largest, 6 * 2^6 = 384, stays below e4m3's 448). The wgmma engine
+// carries a token's block scale in its operand this way (moe_gemm_wgmma_plan.hpp). A nonzero code
+// moves u up in the exponent field (u * 8 added to its byte); the subnormal 0.5 (byte 0x04, 2^-7)
+// becomes the normal 2^(u-7), byte u * 8, so it also drops its 4; zeros stay. Nibble flags: a
+// magnitude m (0..7) plus 7 reaches bit 3 iff m >= 1, plus 6 iff m >= 2, with no carry out.
+FB_HD void e2m1x8_to_e4m3x8_shifted(std::uint32_t w, std::uint32_t u, std::uint32_t& even, std::uint32_t& odd) {
+  e2m1x8_to_e4m3x8(w, even, odd);
+  const std::uint32_t mag = w & 0x77777777u;
+  const std::uint32_t nonzero = (mag + 0x77777777u) & 0x88888888u;
+  const std::uint32_t half = nonzero ^ ((mag + 0x66666666u) & 0x88888888u);  // magnitude exactly 0.5
+  // Element 2j's flags sit at bit 8j + 3 (value 8 in byte j), element 2j + 1's at bit 8j + 7.
+  even += (nonzero & 0x08080808u) * u - ((half & 0x08080808u) >> 1);
+  odd += ((nonzero >> 4) & 0x08080808u) * u - ((half >> 5) & 0x04040404u);
+}
+
 // S_q of one 32-element block: 16 bytes of each operand, in a fixed order (the value is an exact
 // integer whatever the order).
 FB_HD int mx_block_sum_quarters(const std::uint8_t* a, const std::uint8_t* w) {

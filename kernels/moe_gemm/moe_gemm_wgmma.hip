@@ -4,8 +4,9 @@
 //
 // A CTA is three warpgroups. The producer (128 threads; thread t owns weight row t and token row t
 // of the tile) loads each stage's MXFP4 bytes and scale bytes a stage ahead into registers, converts
-// the codes to e4m3 (e2m1x8_to_e4m3x8, exact) into the stage's 128-byte-swizzled tiles, decodes the
-// scales into floats, votes whether every scale byte of the stage lies in the fast-promotion range,
+// the codes to e4m3 (e2m1x8_to_e4m3x8, exact; a token block with a scale near 1 also carries its
+// scale, e2m1x8_to_e4m3x8_shifted) into the stage's 128-byte-swizzled tiles, decodes the scales into
+// floats, votes whether every scale of the stage allows the one-operation promotion,
 // then `fence.proxy.async` (its generic stores become visible to the matrix unit's async reads) and
 // arrives on the stage's `full` barrier. Each consumer warpgroup (64 weight rows) runs, per 32-K MX
 // block, one m64n128k32 e4m3 MMA from a zero accumulator, waits for it and promotes the 64 block
@@ -15,7 +16,7 @@
 // Exactness: each MMA forms whole-block sums S_q * 2^-14 (13 significant bits), exact in the matrix
 // unit (MoeGemmGpu.MatrixUnitBlockSumsAreExact proves the fp8 unit keeps them; this kernel's GPU test
 // compares it with the emulation bitwise at every path). The promotion is the canonical one, or its
-// two-operation form where the stage's scales make it the same bits (moe_gemm_wgmma_plan.hpp). So
+// one-operation form where the stage's scales make it the same bits (moe_gemm_wgmma_plan.hpp). So
 // the outputs equal the emulation's bitwise, and the kernel is deterministic (no atomics, fixed
 // order).
 #include <algorithm>
@@ -86,11 +87,17 @@ struct MxWgRaw {
   std::uint32_t ws, xs;
 };
 
-__device__ inline void store_e4m3_block(std::uint8_t* tile, int r, int j, uint4 raw) {
+// u > 0: every value also times 2^u (a token block's scale carried in the operand).
+__device__ inline void store_e4m3_block(std::uint8_t* tile, int r, int j, uint4 raw, std::uint32_t u = 0) {
   const std::uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
   std::uint32_t e[8];
 #pragma unroll
-  for (int q = 0; q < 4; ++q) e2m1x8_to_e4m3x8(words[q], e[2 * q], e[2 * q + 1]);
+  for (int q = 0; q < 4; ++q) {
+    if (u)
+      e2m1x8_to_e4m3x8_shifted(words[q], u, e[2 * q], e[2 * q + 1]);
+    else
+      e2m1x8_to_e4m3x8(words[q], e[2 * q], e[2 * q + 1]);
+  }
   *reinterpret_cast<uint4*>(tile + moe_wgmma_word_offset(r, j, 0)) = make_uint4(e[0], e[1], e[2], e[3]);
   *reinterpret_cast<uint4*>(tile + moe_wgmma_word_offset(r, j, 4)) = make_uint4(e[4], e[5], e[6], e[7]);
 }
@@ -182,11 +189,13 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a) {
         bool fast = true;
 #pragma unroll
         for (int j = 0; j < kMxWgStageBlocks; ++j) {
-          store_e4m3_block(stage, t, j, cur.w[j]);
-          store_e4m3_block(stage + kMxWgTileBytes, t, j, cur.x[j]);
           const std::uint32_t sa = (cur.xs >> (8 * j)) & 0xFFu, sw = (cur.ws >> (8 * j)) & 0xFFu;
-          fast = fast && mx_fast_scale(sa) && mx_fast_scale(sw);
+          const std::uint32_t u = mx_token_shift(sa);
+          store_e4m3_block(stage, t, j, cur.w[j]);
+          store_e4m3_block(stage + kMxWgTileBytes, t, j, cur.x[j], u);
+          fast = fast && u != 0 && mx_fast_scale(sw);
           reinterpret_cast<float*>(stage + kMxWgTokenScalesAt)[j * kMxWgTokens + t] = mx_scale_float(sa);
+          reinterpret_cast<float*>(stage + kMxWgTokenPreAt)[j * kMxWgTokens + t] = mx_token_pre(u);
           reinterpret_cast<float*>(stage + kMxWgWeightScalesAt)[j * kMxWgRows + t] =
               mx_fast_scale(sw) ? mx_fast_weight_scale(sw) : 0.0f;
           stage[kMxWgWeightBytesAt + j * kMxWgRows + t] = static_cast<std::uint8_t>(sw);
@@ -217,28 +226,29 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a) {
 #pragma unroll 1
       for (int j = 0; j < kMxWgStageBlocks; ++j) {
         mx_wgmma_block(part, stage + g * (kMxWgRows / 2) * 128 + 32 * j, stage + kMxWgTileBytes + 32 * j);
-        const float* sa = reinterpret_cast<const float*>(stage + kMxWgTokenScalesAt) + j * kMxWgTokens + c0;
-        if (fast) {
+        if (fast) {  // the token scales are in the sums: one fma per output
           const float* sw = reinterpret_cast<const float*>(stage + kMxWgWeightScalesAt) + j * kMxWgRows;
           const float w0 = sw[r0], w1 = sw[r0 + 8];
 #pragma unroll
           for (int c = 0; c < kWgmmaAccRegs / 4; ++c) {
-            const float2 av = *reinterpret_cast<const float2*>(sa + 8 * c);
-            acc[4 * c + 0] = mx_block_promote_fast(acc[4 * c + 0], part[4 * c + 0], av.x, w0);
-            acc[4 * c + 1] = mx_block_promote_fast(acc[4 * c + 1], part[4 * c + 1], av.y, w0);
-            acc[4 * c + 2] = mx_block_promote_fast(acc[4 * c + 2], part[4 * c + 2], av.x, w1);
-            acc[4 * c + 3] = mx_block_promote_fast(acc[4 * c + 3], part[4 * c + 3], av.y, w1);
+            acc[4 * c + 0] = mx_block_promote_fast(acc[4 * c + 0], part[4 * c + 0], w0);
+            acc[4 * c + 1] = mx_block_promote_fast(acc[4 * c + 1], part[4 * c + 1], w0);
+            acc[4 * c + 2] = mx_block_promote_fast(acc[4 * c + 2], part[4 * c + 2], w1);
+            acc[4 * c + 3] = mx_block_promote_fast(acc[4 * c + 3], part[4 * c + 3], w1);
           }
         } else {
+          const float* sa = reinterpret_cast<const float*>(stage + kMxWgTokenScalesAt) + j * kMxWgTokens + c0;
+          const float* pre = reinterpret_cast<const float*>(stage + kMxWgTokenPreAt) + j * kMxWgTokens + c0;
           const std::uint8_t* sb = stage + kMxWgWeightBytesAt + j * kMxWgRows;
           const float w0 = mx_scale_float(sb[r0]), w1 = mx_scale_float(sb[r0 + 8]);
 #pragma unroll
           for (int c = 0; c < kWgmmaAccRegs / 4; ++c) {
             const float2 av = *reinterpret_cast<const float2*>(sa + 8 * c);
-            acc[4 * c + 0] = mx_block_promote_mma(acc[4 * c + 0], part[4 * c + 0], av.x, w0);
-            acc[4 * c + 1] = mx_block_promote_mma(acc[4 * c + 1], part[4 * c + 1], av.y, w0);
-            acc[4 * c + 2] = mx_block_promote_mma(acc[4 * c + 2], part[4 * c + 2], av.x, w1);
-            acc[4 * c + 3] = mx_block_promote_mma(acc[4 * c + 3], part[4 * c + 3], av.y, w1);
+            const float2 pv = *reinterpret_cast<const float2*>(pre + 8 * c);
+            acc[4 * c + 0] = mx_block_promote_shifted(acc[4 * c + 0], part[4 * c + 0], pv.x, av.x, w0);
+            acc[4 * c + 1] = mx_block_promote_shifted(acc[4 * c + 1], part[4 * c + 1], pv.y, av.y, w0);
+            acc[4 * c + 2] = mx_block_promote_shifted(acc[4 * c + 2], part[4 * c + 2], pv.x, av.x, w1);
+            acc[4 * c + 3] = mx_block_promote_shifted(acc[4 * c + 3], part[4 * c + 3], pv.y, av.y, w1);
           }
         }
       }

@@ -62,11 +62,13 @@ FB_HD std::int64_t moe_wgmma_stage1_output(int g, int w, int lane, std::int64_t 
 
 // Shared-memory layout of one stage: the weight and token tiles as e4m3 (K-major, 128-byte rows,
 // the 128-byte swizzle of fp8_gemm_wgmma_layout.hpp: row r's 16-byte chunk c at slot c ^ (r % 8)),
-// then per block j of the stage: the tokens' scales as floats, the weights' fast scales as floats,
-// the weights' scale bytes; then one fast-path vote per producer warp.
+// then per block j of the stage: the tokens' scales as floats, the tokens' first factors 2^(12-u)
+// (below), the weights' fast scales as floats, the weights' scale bytes; then one fast-path vote per
+// producer warp.
 inline constexpr int kMxWgTileBytes = kMxWgRows * kMxWgStageK;  // 16 KB (tokens: the same)
 inline constexpr int kMxWgTokenScalesAt = 2 * kMxWgTileBytes;
-inline constexpr int kMxWgWeightScalesAt = kMxWgTokenScalesAt + kMxWgStageBlocks * kMxWgTokens * 4;
+inline constexpr int kMxWgTokenPreAt = kMxWgTokenScalesAt + kMxWgStageBlocks * kMxWgTokens * 4;
+inline constexpr int kMxWgWeightScalesAt = kMxWgTokenPreAt + kMxWgStageBlocks * kMxWgTokens * 4;
 inline constexpr int kMxWgWeightBytesAt = kMxWgWeightScalesAt + kMxWgStageBlocks * kMxWgRows * 4;
 inline constexpr int kMxWgVotesAt = kMxWgWeightBytesAt + kMxWgStageBlocks * kMxWgRows;
 inline constexpr int kMxWgStageBytes = (kMxWgVotesAt + 4 + 1023) / 1024 * 1024;  // tiles stay 1024-aligned
@@ -83,25 +85,43 @@ FB_HD int moe_wgmma_word_offset(int r, int j, int v) {
 }
 
 // The promotion. Canonical (moe_gemm_math.hpp): acc + ((f * 2^12) * 2^(sa-127)) * 2^(sw-127), four
-// operations. Where both scale bytes lie in [kMxFastScaleLo, kMxFastScaleHi] every step of it is
-// exact but the add: f * 2^12 = S_q / 4, then S_q * 2^(sa-129) and S_q * 2^(sa+sw-256) with
-// |S_q| < 2^13 and sa + sw in [108, 360], so no product leaves fp32's range or loses a bit
-// (2^(108-256) = 2^-148 is above the smallest subnormal step, 2^-149). Then
-// fma(f, 2^(sa-127) * 2^(sw-115), acc) forms the same exact product (the scale product
-// 2^(sa+sw-242) is a power of two in range) and rounds once: the same bits in two operations.
-// The kernel takes this form for a stage whose scales all lie in the range (the producer's vote)
-// and the canonical one otherwise (MoeGemmWgmma.FastPromotionEqualsTheCanonicalOne checks every
-// pair of the range).
+// operations, f = S_q * 2^-14 the unscaled block sum. Where both scale bytes lie in
+// [kMxFastScaleLo, kMxFastScaleHi] every step of it is exact but the add: f * 2^12 = S_q / 4, then
+// S_q * 2^(sa-129) and S_q * 2^(sa+sw-256) with |S_q| < 2^13 and sa + sw in [108, 360], so no
+// product leaves fp32's range or loses a bit (2^(108-256) = 2^-148 is above the smallest subnormal
+// step, 2^-149). One fma of the same exact product rounds once: the same bits.
 inline constexpr std::uint32_t kMxFastScaleLo = 54, kMxFastScaleHi = 180;
 FB_HD bool mx_fast_scale(std::uint32_t s) { return s >= kMxFastScaleLo && s <= kMxFastScaleHi; }
-// The weights' factor of the fast form: 2^(sw-115) = 2^12 * 2^(sw-127) (fast range only).
-FB_HD float mx_fast_weight_scale(std::uint32_t sw) { return mx_scale_float(sw + 12u); }
-FB_HD float mx_block_promote_fast(float acc, float mma_sum, float scale_a, float fast_scale_w) {
+
+// The token's scale rides in its operand. A token row's block whose scale byte sa lies in
+// [kMxTokenShiftLo, kMxTokenShiftHi] is converted with u = sa - 121 (1..12;
+// e2m1x8_to_e4m3x8_shifted: each e4m3 byte is the code's value times 2^(u-6), exactly), so the
+// matrix unit's block sum is d = f * 2^u, exact (the block's products all carry the same 2^u;
+// MoeGemmGpu.MatrixUnitBlockSumsAreExact checks the unit at u = 0, 1, 6 and 12). Other blocks keep
+// u = 0. Then:
+// - fast, where the stage's every token block is shifted and every weight scale is in the fast
+//   range: fma(d, 2^(sw-121), acc). d * 2^(sw-121) = f * 2^(sa-127) * 2^(sw-115) is the canonical
+//   exact product (sa in [122, 133] lies in the fast range), rounded once: one operation per
+//   output, no per-token factor (before, a product of the two scales per output came first);
+// - otherwise the canonical operations with d * 2^(12-u) (= f * 2^12 exactly, a power of two on
+//   a 13-bit value) in place of f * 2^12: the same bits.
+// MoeGemmWgmma.ShiftedPromotionEqualsTheCanonicalOne checks both forms against the canonical one.
+inline constexpr std::uint32_t kMxTokenShiftLo = 122, kMxTokenShiftHi = 133;
+FB_HD std::uint32_t mx_token_shift(std::uint32_t sa) {
+  return sa >= kMxTokenShiftLo && sa <= kMxTokenShiftHi ? sa - (kMxTokenShiftLo - 1u) : 0u;
+}
+FB_HD float mx_token_pre(std::uint32_t u) { return mx_scale_float(139u - u); }  // 2^(12-u)
+// The weights' factor of the fast form: 2^(sw-121) (fast range only).
+FB_HD float mx_fast_weight_scale(std::uint32_t sw) { return mx_scale_float(sw + 6u); }
+FB_HD float mx_block_promote_fast(float acc, float shifted_sum, float fast_scale_w) {
 #if defined(__CUDA_ARCH__)
-  return __fmaf_rn(mma_sum, scale_a * fast_scale_w, acc);
+  return __fmaf_rn(shifted_sum, fast_scale_w, acc);
 #else
-  return __builtin_fmaf(mma_sum, scale_a * fast_scale_w, acc);
+  return __builtin_fmaf(shifted_sum, fast_scale_w, acc);
 #endif
+}
+FB_HD float mx_block_promote_shifted(float acc, float shifted_sum, float pre, float scale_a, float scale_w) {
+  return acc + ((shifted_sum * pre) * scale_a) * scale_w;
 }
 
 }  // namespace fb

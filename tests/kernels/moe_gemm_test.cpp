@@ -627,9 +627,11 @@ TEST(MoeGemmGpu, WgmmaEngineEqualsTheEmulationBitwise) {
 // The matrix units' block sums of adversarial blocks are the exact integers: every +-6 (the
 // largest |S_q| = 4608, both signs), alternating signs that cancel to 0, halves that leave
 // 1/4-grid remainders (ties of a narrower accumulator), one large element among small ones, random
-// blocks, and every code against every code. Scales do not enter the block sums (they are applied
-// on the CUDA cores afterwards): extreme scales are covered by PromotionRoundsOnlyWhereTheFormatForces
-// and by the `edge` points of EveryVariantEqualsItsEmulationBitwise.
+// blocks, and every code against every code. Scales enter the mma.sync kernels' block sums only on
+// the CUDA cores afterwards (extreme scales: PromotionRoundsOnlyWhereTheFormatForces and the `edge`
+// points of EveryVariantEqualsItsEmulationBitwise); the wgmma engine carries a token block's scale
+// near 1 in its operand (times 2^u, u = 1..12), so the same blocks run again with the columns
+// shifted by u = 1, 6 and 12 and must give S_q * 2^u exactly.
 TEST(MoeGemmGpu, MatrixUnitBlockSumsAreExact) {
   FB_SKIP_WITHOUT_GPU();
 #if !FUSEBENCH_HAS_GPU
@@ -675,10 +677,15 @@ TEST(MoeGemmGpu, MatrixUnitBlockSumsAreExact) {
   void* ds = gpu::allocate(static_cast<std::size_t>(tiles * 128 * 4));
   gpu::copy_to_device(da, a.data(), a.size());
   gpu::copy_to_device(db, b.data(), b.size());
-  for (MoeGemmEngine engine : {MoeGemmEngine::exact, MoeGemmEngine::plain}) {
+  // The exact engine also with the columns shifted as the wgmma engine's token blocks (values times
+  // 2^u, u = 1, 6, 12: the range's ends and its middle).
+  const std::pair<MoeGemmEngine, std::uint32_t> runs[] = {{MoeGemmEngine::exact, 0}, {MoeGemmEngine::plain, 0},
+                                                          {MoeGemmEngine::exact, 1}, {MoeGemmEngine::exact, 6},
+                                                          {MoeGemmEngine::exact, 12}};
+  for (const auto& [engine, shift] : runs) {
     gpu::fill_bytes(ds, 0x5A, static_cast<std::size_t>(tiles * 128 * 4), stream);
     moe_block_sums_launch(engine, static_cast<const std::uint8_t*>(da), static_cast<const std::uint8_t*>(db),
-                          static_cast<std::int32_t*>(ds), tiles, stream);
+                          static_cast<std::int32_t*>(ds), tiles, stream, shift);
     gpu::synchronize(stream);
     std::vector<std::int32_t> sums(static_cast<std::size_t>(tiles * 128));
     gpu::copy_to_host(sums.data(), ds, sums.size() * 4);
@@ -689,7 +696,8 @@ TEST(MoeGemmGpu, MatrixUnitBlockSumsAreExact) {
           const int want = mx_block_sum_quarters(&a[static_cast<std::size_t>(t * 256 + r * 16)],
                                                  &b[static_cast<std::size_t>(t * 128 + c * 16)]);
           ASSERT_EQ(sums[static_cast<std::size_t>(t * 128 + r * 8 + c)], want)
-              << (engine == MoeGemmEngine::exact ? "mma" : "plain") << " tile " << t << " row " << r << " col " << c;
+              << (engine == MoeGemmEngine::exact ? "mma" : "plain") << " shift " << shift << " tile " << t << " row " << r
+              << " col " << c;
           ++checked;
         }
     EXPECT_EQ(checked, tiles * 128);

@@ -1,6 +1,8 @@
 // The wgmma prefill engine of the MoE GEMMs (kernels/moe_gemm/moe_gemm_wgmma_plan.hpp), on the CPU:
-// its two-operation promotion equals the canonical one wherever the kernel takes it (and not
-// outside that range, which is why the range exists), its tiles cover every valid sort block once,
+// the shifted e4m3 conversion (a token block's scale carried in its operand) is exact on every input,
+// its one-operation promotion and the canonical one on the shifted sums give the contract's bits
+// wherever the kernel takes them (and the one-operation form does not outside its range, which is
+// why the range exists), its tiles cover every valid sort block once,
 // stage 1's row map puts each output's gate and up rows in one thread's fragment, and the stage's
 // byte layout is the 128-byte swizzle the wgmma descriptor reads. The kernel itself is compared with
 // the emulation bitwise on the GPU (moe_gemm_test.cpp, MoeGemmGpu.WgmmaEngineEqualsTheEmulationBitwise).
@@ -15,41 +17,85 @@
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_layout.hpp"
 #include "kernels/moe_gemm/moe_gemm_math.hpp"
 #include "kernels/moe_gemm/moe_gemm_wgmma_plan.hpp"
+#include "reference/codecs/fp8.hpp"
 #include "reference/codecs/host_device.hpp"
 
 namespace fb {
 namespace {
 
-TEST(MoeGemmWgmma, FastPromotionEqualsTheCanonicalOne) {
+TEST(MoeGemmWgmma, ShiftedPromotionEqualsTheCanonicalOne) {
   std::mt19937 rng(7);
   std::vector<int> sums = {0, 1, -1, 3, -4607, 4608, -4608, 1025, 2047};
   for (int i = 0; i < 8; ++i) sums.push_back(static_cast<int>(rng() % 9217) - 4608);
   std::vector<float> accs = {0.0f, -0.0f, 1.0f, -1.5e-30f, 3.0e30f, 0x1p-140f, -7.25f, 0x1.fffffep127f};
   for (int i = 0; i < 6; ++i) accs.push_back(std::ldexp(static_cast<float>(rng() % 65536) - 32768.0f, static_cast<int>(rng() % 200) - 120));
+  // The fast form: every token scale that shifts, every weight scale of the fast range.
   std::int64_t checked = 0;
-  for (std::uint32_t sa = kMxFastScaleLo; sa <= kMxFastScaleHi; ++sa)
+  for (std::uint32_t sa = kMxTokenShiftLo; sa <= kMxTokenShiftHi; ++sa)
     for (std::uint32_t sw = kMxFastScaleLo; sw <= kMxFastScaleHi; ++sw)
       for (int q : sums)
         for (float acc : accs) {
           const float f = static_cast<float>(q) * kMxMmaSumScale;
+          const float d = std::ldexp(f, static_cast<int>(mx_token_shift(sa)));  // the shifted operand's sum
           const float want = mx_block_promote_mma(acc, f, mx_scale_float(sa), mx_scale_float(sw));
-          const float got = mx_block_promote_fast(acc, f, mx_scale_float(sa), mx_fast_weight_scale(sw));
+          const float got = mx_block_promote_fast(acc, d, mx_fast_weight_scale(sw));
           ASSERT_EQ(float_bits(got), float_bits(want)) << "sa " << sa << " sw " << sw << " S_q " << q << " acc " << acc;
           ++checked;
         }
-  EXPECT_GT(checked, 127 * 127 * 17 * 14 - 1);
-  // Just outside the range the two forms differ: with sa + sw = 105 and S_q = 5 the exact product
-  // is 1.25 * 2^-149; the canonical form rounds it to 2^-149 first, and 2^-125 + 2^-149 is then a tie
-  // that rounds to even (2^-125), while one rounding of the exact sum goes up. The vote is what
-  // keeps the kernel on the canonical bits there.
+  EXPECT_EQ(checked, 12 * 127 * 17 * 14);
+  // The canonical form on the shifted sum (2^(12-u) first): every pair of scale bytes, NaN included.
+  for (std::uint32_t sa = 0; sa < 256; ++sa)
+    for (std::uint32_t sw = 0; sw < 256; sw += (sw < 40 || sw > 200) ? 1 : 7)
+      for (int q : {0, 1, -3, 5, 4608, -4607})
+        for (float acc : {0.0f, 0x1p-125f, 1.5f, -3.0e30f}) {
+          const float f = static_cast<float>(q) * kMxMmaSumScale;
+          const std::uint32_t u = mx_token_shift(sa);
+          const float want = mx_block_promote_mma(acc, f, mx_scale_float(sa), mx_scale_float(sw));
+          const float got = mx_block_promote_shifted(acc, std::ldexp(f, static_cast<int>(u)), mx_token_pre(u),
+                                                     mx_scale_float(sa), mx_scale_float(sw));
+          ASSERT_EQ(float_bits(got), float_bits(want)) << "sa " << sa << " sw " << sw << " S_q " << q << " acc " << acc;
+        }
+  // Outside the fast range one rounding differs from the canonical two: with sa + sw = 105 and
+  // S_q = 5 the exact product is 1.25 * 2^-149; the canonical form rounds it to 2^-149 first, and
+  // 2^-125 + 2^-149 is then a tie that rounds to even (2^-125), while one rounding of the exact sum
+  // goes up. The vote is what keeps the kernel on the canonical bits there.
   {
     const float f = 5.0f * kMxMmaSumScale;
     const float want = mx_block_promote_mma(0x1p-125f, f, mx_scale_float(52), mx_scale_float(53));
-    const float got = mx_block_promote_fast(0x1p-125f, f, mx_scale_float(52), mx_scale_float(53u + 12u));
+    const float got = __builtin_fmaf(f, mx_scale_float(52) * mx_scale_float(53u + 12u), 0x1p-125f);
     EXPECT_EQ(float_bits(want), float_bits(0x1p-125f));
     EXPECT_NE(float_bits(got), float_bits(want));
   }
   EXPECT_TRUE(mx_fast_scale(54) && mx_fast_scale(180) && !mx_fast_scale(53) && !mx_fast_scale(181) && !mx_fast_scale(255));
+  EXPECT_EQ(mx_token_shift(121), 0u);
+  EXPECT_EQ(mx_token_shift(122), 1u);
+  EXPECT_EQ(mx_token_shift(133), 12u);
+  EXPECT_EQ(mx_token_shift(134), 0u);
+  EXPECT_EQ(mx_token_shift(255), 0u);
+}
+
+// The shifted conversion on every 16-bit input (either half of the word) and every shift: each
+// e4m3 byte is its code's value times 2^(u-6), exactly.
+TEST(MoeGemmWgmma, ShiftedConversionIsTheCodeValueTimesItsScaleOnEveryInput) {
+  for (std::uint32_t u = 1; u <= 12; ++u)
+    for (std::uint32_t t = 0; t < 0x10000u; ++t)
+      for (const int half : {0, 1}) {
+        std::uint32_t even, odd;
+        e2m1x8_to_e4m3x8_shifted(half ? (t << 16) | 0x1234u : t | 0xABCD0000u, u, even, odd);
+        const auto code = [&](int e) { return static_cast<std::uint8_t>((t >> (4 * e)) & 0xFu); };
+        const auto byte = [&](std::uint32_t w, int b) { return static_cast<std::uint8_t>(w >> (8 * (b + 2 * half))); };
+        const float scale = std::ldexp(1.0f, static_cast<int>(u) - 6);
+        for (int b = 0; b < 2; ++b) {
+          ASSERT_EQ(float_bits(fp8_e4m3fn_to_float(byte(even, b))), float_bits(e2m1_to_float(code(2 * b)) * scale)) << u << " " << t;
+          ASSERT_EQ(float_bits(fp8_e4m3fn_to_float(byte(odd, b))), float_bits(e2m1_to_float(code(2 * b + 1)) * scale)) << u << " " << t;
+        }
+        // The other half of the word is converted too (its constant codes).
+        std::uint32_t even0, odd0;
+        e2m1x8_to_e4m3x8_shifted(half ? 0x1234u : 0xABCD0000u, u, even0, odd0);
+        const std::uint32_t keep = half ? 0x0000FFFFu : 0xFFFF0000u;
+        ASSERT_EQ(even & keep, even0 & keep);
+        ASSERT_EQ(odd & keep, odd0 & keep);
+      }
 }
 
 // Random sorted layouts (runs of blocks per expert, some experts empty), every tile size: walking
