@@ -101,9 +101,10 @@ void moe_stage2_launch(const MoeGemmParams& p, const MoeStage2Buffers& b, void* 
 // `count` tiles of 16 rows x 8 columns of one 32-element e2m1 block, through the engine's
 // block-sum routine (the mma fragment path on NVIDIA sm_80+). a: [count][16][16] bytes (16 rows),
 // b: [count][8][16] bytes (8 columns), sums: int32 [count][16][8]. Device pointers.
-// b_shift u in 1..12 (exact engine): the columns' operands carry 2^u as the wgmma engine's shifted
-// token blocks do (e2m1x8_to_e4m3x8_shifted), and the sums come back divided by it.
+// wgmma_shift u in 0..12 (exact engine): the operands as the wgmma prefill engine converts them
+// (e2m1x8_to_e4m3x8_by_table, k order), the columns times 2^u as its token blocks; the sums come back
+// divided by 2^u. -1: the mma.sync kernels' conversion.
 void moe_block_sums_launch(MoeGemmEngine engine, const std::uint8_t* a, const std::uint8_t* b, std::int32_t* sums,
-                           std::int64_t count, void* stream, std::uint32_t b_shift = 0);
+                           std::int64_t count, void* stream, int wgmma_shift = -1);
 
 }  // namespace fb

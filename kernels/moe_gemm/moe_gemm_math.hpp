@@ -46,20 +46,50 @@ FB_HD void e2m1x8_to_e4m3x8(std::uint32_t w, std::uint32_t& even, std::uint32_t&
   odd = ((w >> 2) & 0x1C1C1C1Cu) | (w & 0x80808080u);
 }
 
-// The same conversion with every value also times 2^u, u = 1..12: each e4m3 byte is the code's value
-// times 2^(u-6), exactly (the largest, 6 * 2^6 = 384, stays below e4m3's 448). The wgmma engine
-// carries a token's block scale in its operand this way (moe_gemm_wgmma_plan.hpp). A nonzero code
-// moves u up in the exponent field (u * 8 added to its byte); the subnormal 0.5 (byte 0x04, 2^-7)
-// becomes the normal 2^(u-7), byte u * 8, so it also drops its 4; zeros stay. Nibble flags: a
-// magnitude m (0..7) plus 7 reaches bit 3 iff m >= 1, plus 6 iff m >= 2, with no carry out.
-FB_HD void e2m1x8_to_e4m3x8_shifted(std::uint32_t w, std::uint32_t u, std::uint32_t& even, std::uint32_t& odd) {
-  e2m1x8_to_e4m3x8(w, even, odd);
+// The wgmma engine's conversion (moe_gemm_wgmma.hip), by table: eight e2m1 codes (a 32-bit word,
+// element 0 in the low nibble) as eight e4m3 bytes in order (`first`: elements 0-3, `last`: 4-7),
+// each the code's value times 2^(u-6), exactly, u = 0..12 (the largest, 6 * 2^6 = 384, stays below
+// e4m3's 448). u > 0 carries a token block's scale in its operand (moe_gemm_wgmma_plan.hpp). Byte m
+// of the table is the e4m3 magnitude of e2m1 magnitude m (exponent field e1 e0 plus u, mantissa
+// m00; for u > 0 the subnormal 0.5, byte 0x04, becomes the normal 2^(u-7), byte u * 8). One byte
+// permute a half word looks the magnitudes up; a second, whose selector nibbles carry the codes'
+// signs in their top bits, gives 0x00 for a negative code and 0x7F for a positive one, and
+// 0x80 - that byte is 0x80 or 0x01 (no borrow): the sign bit. Eleven operations a word, one table a
+// block; run 60's profile put the engine's producer at 729 instructions a stage with a branch
+// between two bit-operation conversions (7 and 23 operations a word).
+struct E2m1E4m3Table {
+  std::uint32_t lo, hi;  // bytes 0-3 and 4-7
+};
+FB_HD E2m1E4m3Table e2m1_e4m3_table(std::uint32_t u) {
+  const std::uint32_t up = 8u * u;
+  return {up * 0x01010000u + 0x0C080000u + ((u ? up : 4u) << 8), up * 0x01010101u + 0x1C181410u};
+}
+// PTX prmt.b32 (generic mode): result byte i is byte (sel nibble i & 7) of {hi:lo}, or, where that
+// nibble's top bit is set, the selected byte's sign bit repeated eight times.
+FB_HD std::uint32_t byte_permute(std::uint32_t lo, std::uint32_t hi, std::uint32_t sel) {
+#if defined(__CUDA_ARCH__)
+  std::uint32_t d;
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(lo), "r"(hi), "r"(sel));
+  return d;
+#else
+  const std::uint64_t bytes = lo | (static_cast<std::uint64_t>(hi) << 32);
+  std::uint32_t d = 0;
+  for (int i = 0; i < 4; ++i) {
+    const std::uint32_t n = (sel >> (4 * i)) & 0xFu;
+    std::uint32_t b = static_cast<std::uint32_t>(bytes >> (8 * (n & 7u))) & 0xFFu;
+    if (n & 8u) b = (b & 0x80u) ? 0xFFu : 0u;
+    d |= b << (8 * i);
+  }
+  return d;
+#endif
+}
+FB_HD void e2m1x8_to_e4m3x8_by_table(std::uint32_t w, const E2m1E4m3Table& t, std::uint32_t& first,
+                                     std::uint32_t& last) {
   const std::uint32_t mag = w & 0x77777777u;
-  const std::uint32_t nonzero = (mag + 0x77777777u) & 0x88888888u;
-  const std::uint32_t half = nonzero ^ ((mag + 0x66666666u) & 0x88888888u);  // magnitude exactly 0.5
-  // Element 2j's flags sit at bit 8j + 3 (value 8 in byte j), element 2j + 1's at bit 8j + 7.
-  even += (nonzero & 0x08080808u) * u - ((half & 0x08080808u) >> 1);
-  odd += ((nonzero >> 4) & 0x08080808u) * u - ((half >> 5) & 0x04040404u);
+  const std::uint32_t pos_first = byte_permute(0x7F7F7F7Fu, 0x7F7F7F7Fu, w);
+  const std::uint32_t pos_last = byte_permute(0x7F7F7F7Fu, 0x7F7F7F7Fu, w >> 16);
+  first = byte_permute(t.lo, t.hi, mag) | ((0x80808080u - pos_first) & 0x80808080u);
+  last = byte_permute(t.lo, t.hi, mag >> 16) | ((0x80808080u - pos_last) & 0x80808080u);
 }
 
 // S_q of one 32-element block: 16 bytes of each operand, in a fixed order (the value is an exact

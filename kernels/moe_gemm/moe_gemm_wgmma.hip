@@ -4,8 +4,8 @@
 //
 // A CTA is three warpgroups. The producer (128 threads; thread t owns weight row t and token row t
 // of the tile) loads each stage's MXFP4 bytes and scale bytes a stage ahead into registers, converts
-// the codes to e4m3 (e2m1x8_to_e4m3x8, exact; a token block with a scale near 1 also carries its
-// scale, e2m1x8_to_e4m3x8_shifted) into the stage's 128-byte-swizzled tiles, decodes the scales into
+// the codes to e4m3 (e2m1x8_to_e4m3x8_by_table, exact; a token block with a scale near 1 also carries
+// its scale) into the stage's 128-byte-swizzled tiles, decodes the scales into
 // floats, votes whether every scale of the stage allows the one-operation promotion,
 // then `fence.proxy.async` (its generic stores become visible to the matrix unit's async reads) and
 // arrives on the stage's `full` barrier. Each consumer warpgroup (64 weight rows) runs, per 32-K MX
@@ -87,17 +87,13 @@ struct MxWgRaw {
   std::uint32_t ws, xs;
 };
 
-// u > 0: every value also times 2^u (a token block's scale carried in the operand).
-__device__ inline void store_e4m3_block(std::uint8_t* tile, int r, int j, uint4 raw, std::uint32_t u = 0) {
+// One MX block of a row into the stage: the codes' values times 2^u (the table's u; u > 0 carries a
+// token block's scale in the operand), in k order.
+__device__ inline void store_e4m3_block(std::uint8_t* tile, int r, int j, uint4 raw, const E2m1E4m3Table& table) {
   const std::uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
   std::uint32_t e[8];
 #pragma unroll
-  for (int q = 0; q < 4; ++q) {
-    if (u)
-      e2m1x8_to_e4m3x8_shifted(words[q], u, e[2 * q], e[2 * q + 1]);
-    else
-      e2m1x8_to_e4m3x8(words[q], e[2 * q], e[2 * q + 1]);
-  }
+  for (int q = 0; q < 4; ++q) e2m1x8_to_e4m3x8_by_table(words[q], table, e[2 * q], e[2 * q + 1]);
   *reinterpret_cast<uint4*>(tile + moe_wgmma_word_offset(r, j, 0)) = make_uint4(e[0], e[1], e[2], e[3]);
   *reinterpret_cast<uint4*>(tile + moe_wgmma_word_offset(r, j, 4)) = make_uint4(e[4], e[5], e[6], e[7]);
 }
@@ -140,6 +136,7 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a) {
 
   if (threadIdx.x >= kConsumerThreads) {  // the producer warpgroup
     const int t = static_cast<int>(threadIdx.x) - kConsumerThreads;
+    const E2m1E4m3Table plain = e2m1_e4m3_table(0);  // the weights' values times 2^-6
     while (walk.next(i, tile)) {
       const std::uint8_t* x = nullptr;
       std::uint32_t xs_row = 0;
@@ -191,8 +188,8 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a) {
         for (int j = 0; j < kMxWgStageBlocks; ++j) {
           const std::uint32_t sa = (cur.xs >> (8 * j)) & 0xFFu, sw = (cur.ws >> (8 * j)) & 0xFFu;
           const std::uint32_t u = mx_token_shift(sa);
-          store_e4m3_block(stage, t, j, cur.w[j]);
-          store_e4m3_block(stage + kMxWgTileBytes, t, j, cur.x[j], u);
+          store_e4m3_block(stage, t, j, cur.w[j], plain);
+          store_e4m3_block(stage + kMxWgTileBytes, t, j, cur.x[j], e2m1_e4m3_table(u));
           fast = fast && u != 0 && mx_fast_scale(sw);
           reinterpret_cast<float*>(stage + kMxWgTokenScalesAt)[j * kMxWgTokens + t] = mx_scale_float(sa);
           reinterpret_cast<float*>(stage + kMxWgTokenPreAt)[j * kMxWgTokens + t] = mx_token_pre(u);

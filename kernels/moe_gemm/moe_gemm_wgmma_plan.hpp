@@ -76,9 +76,9 @@ inline constexpr int kMxWgStageBytes = (kMxWgVotesAt + 4 + 1023) / 1024 * 1024; 
 inline constexpr int kMxWgSmemBytes = kMxWgStages * kMxWgStageBytes + 2 * kMxWgStages * 8 + 1024;
 
 // Where the 32 e4m3 bytes of MX block j (0..3) of a stage go in row r: e2m1 word q (bytes 4q..4q+3
-// of the block's 16) becomes e4m3 words 2q (its even elements) and 2q + 1 (odd), so the block's 32
-// bytes are a permutation of its k, the same for the weights and the tokens (a block sum does not
-// depend on the order of its terms). Byte offset of e4m3 word v (0..7) of block j in row r:
+// of the block's 16, elements 8q..8q+7) becomes e4m3 words 2q (elements 8q..8q+3) and 2q + 1
+// (8q+4..8q+7), so the block's 32 bytes are in k order (until run 60 they were a permutation of it,
+// the same for the weights and the tokens). Byte offset of e4m3 word v (0..7) of block j in row r:
 FB_HD int moe_wgmma_word_offset(int r, int j, int v) {
   const int chunk = 2 * j + v / 4;  // 16-byte chunk of the row's 128 bytes
   return r * 128 + ((chunk ^ (r % 8)) * 16) + (v % 4) * 4;
@@ -95,7 +95,7 @@ FB_HD bool mx_fast_scale(std::uint32_t s) { return s >= kMxFastScaleLo && s <= k
 
 // The token's scale rides in its operand. A token row's block whose scale byte sa lies in
 // [kMxTokenShiftLo, kMxTokenShiftHi] is converted with u = sa - 121 (1..12;
-// e2m1x8_to_e4m3x8_shifted: each e4m3 byte is the code's value times 2^(u-6), exactly), so the
+// e2m1x8_to_e4m3x8_by_table: each e4m3 byte is the code's value times 2^(u-6), exactly), so the
 // matrix unit's block sum is d = f * 2^u, exact (the block's products all carry the same 2^u;
 // MoeGemmGpu.MatrixUnitBlockSumsAreExact checks the unit at u = 0, 1, 6 and 12). Other blocks keep
 // u = 0. Then:

@@ -630,8 +630,9 @@ TEST(MoeGemmGpu, WgmmaEngineEqualsTheEmulationBitwise) {
 // blocks, and every code against every code. Scales enter the mma.sync kernels' block sums only on
 // the CUDA cores afterwards (extreme scales: PromotionRoundsOnlyWhereTheFormatForces and the `edge`
 // points of EveryVariantEqualsItsEmulationBitwise); the wgmma engine carries a token block's scale
-// near 1 in its operand (times 2^u, u = 1..12), so the same blocks run again with the columns
-// shifted by u = 1, 6 and 12 and must give S_q * 2^u exactly.
+// near 1 in its operand (times 2^u, u = 1..12) and converts by table in k order, so the same blocks
+// run again converted that way, the columns shifted by u = 0, 1, 6 and 12, and must give S_q * 2^u
+// exactly.
 TEST(MoeGemmGpu, MatrixUnitBlockSumsAreExact) {
   FB_SKIP_WITHOUT_GPU();
 #if !FUSEBENCH_HAS_GPU
@@ -677,11 +678,11 @@ TEST(MoeGemmGpu, MatrixUnitBlockSumsAreExact) {
   void* ds = gpu::allocate(static_cast<std::size_t>(tiles * 128 * 4));
   gpu::copy_to_device(da, a.data(), a.size());
   gpu::copy_to_device(db, b.data(), b.size());
-  // The exact engine also with the columns shifted as the wgmma engine's token blocks (values times
-  // 2^u, u = 1, 6, 12: the range's ends and its middle).
-  const std::pair<MoeGemmEngine, std::uint32_t> runs[] = {{MoeGemmEngine::exact, 0}, {MoeGemmEngine::plain, 0},
-                                                          {MoeGemmEngine::exact, 1}, {MoeGemmEngine::exact, 6},
-                                                          {MoeGemmEngine::exact, 12}};
+  // The exact engine also with the operands as the wgmma prefill engine converts them, the columns
+  // times 2^u as its token blocks (u = 0, and 1, 6, 12: the range's ends and its middle).
+  const std::pair<MoeGemmEngine, int> runs[] = {{MoeGemmEngine::exact, -1}, {MoeGemmEngine::plain, -1},
+                                                {MoeGemmEngine::exact, 0},  {MoeGemmEngine::exact, 1},
+                                                {MoeGemmEngine::exact, 6},  {MoeGemmEngine::exact, 12}};
   for (const auto& [engine, shift] : runs) {
     gpu::fill_bytes(ds, 0x5A, static_cast<std::size_t>(tiles * 128 * 4), stream);
     moe_block_sums_launch(engine, static_cast<const std::uint8_t*>(da), static_cast<const std::uint8_t*>(db),

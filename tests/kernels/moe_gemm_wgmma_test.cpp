@@ -1,5 +1,5 @@
 // The wgmma prefill engine of the MoE GEMMs (kernels/moe_gemm/moe_gemm_wgmma_plan.hpp), on the CPU:
-// the shifted e4m3 conversion (a token block's scale carried in its operand) is exact on every input,
+// the table e4m3 conversion (a token block's scale carried in its operand) is exact on every input,
 // its one-operation promotion and the canonical one on the shifted sums give the contract's bits
 // wherever the kernel takes them (and the one-operation form does not outside its range, which is
 // why the range exists), its tiles cover every valid sort block once,
@@ -74,28 +74,34 @@ TEST(MoeGemmWgmma, ShiftedPromotionEqualsTheCanonicalOne) {
   EXPECT_EQ(mx_token_shift(255), 0u);
 }
 
-// The shifted conversion on every 16-bit input (either half of the word) and every shift: each
-// e4m3 byte is its code's value times 2^(u-6), exactly.
-TEST(MoeGemmWgmma, ShiftedConversionIsTheCodeValueTimesItsScaleOnEveryInput) {
-  for (std::uint32_t u = 1; u <= 12; ++u)
+// The engine's conversion on every 16-bit input (either half of the word) and every shift: each
+// e4m3 byte is its code's value times 2^(u-6), exactly, in k order; the byte permute's CPU form is
+// PTX prmt's generic mode (the device form is the instruction itself: the GPU tests compare the
+// engine and its block sums with the emulation).
+TEST(MoeGemmWgmma, TableConversionIsTheCodeValueTimesItsScaleOnEveryInput) {
+  EXPECT_EQ(byte_permute(0x33221100u, 0x77665544u, 0x7531u), 0x77553311u);
+  EXPECT_EQ(byte_permute(0x7F80FF01u, 0u, 0xA9B8u), 0xFFFF0000u);  // top bit: the selected byte's sign, repeated
+  for (std::uint32_t u = 0; u <= 12; ++u) {
+    const E2m1E4m3Table table = e2m1_e4m3_table(u);
+    const float scale = std::ldexp(1.0f, static_cast<int>(u) - 6);
     for (std::uint32_t t = 0; t < 0x10000u; ++t)
-      for (const int half : {0, 1}) {
-        std::uint32_t even, odd;
-        e2m1x8_to_e4m3x8_shifted(half ? (t << 16) | 0x1234u : t | 0xABCD0000u, u, even, odd);
-        const auto code = [&](int e) { return static_cast<std::uint8_t>((t >> (4 * e)) & 0xFu); };
-        const auto byte = [&](std::uint32_t w, int b) { return static_cast<std::uint8_t>(w >> (8 * (b + 2 * half))); };
-        const float scale = std::ldexp(1.0f, static_cast<int>(u) - 6);
-        for (int b = 0; b < 2; ++b) {
-          ASSERT_EQ(float_bits(fp8_e4m3fn_to_float(byte(even, b))), float_bits(e2m1_to_float(code(2 * b)) * scale)) << u << " " << t;
-          ASSERT_EQ(float_bits(fp8_e4m3fn_to_float(byte(odd, b))), float_bits(e2m1_to_float(code(2 * b + 1)) * scale)) << u << " " << t;
+      for (const int half : {0, 1}) {  // t in bytes 2 half, 2 half + 1 of the word: elements 4 half + e
+        std::uint32_t first, last;
+        e2m1x8_to_e4m3x8_by_table(half ? (t << 16) | 0x1234u : t | 0xABCD0000u, table, first, last);
+        const std::uint32_t mine = half ? last : first, other = half ? first : last;
+        for (int e = 0; e < 4; ++e) {
+          const auto code = static_cast<std::uint8_t>((t >> (4 * e)) & 0xFu);
+          ASSERT_EQ(float_bits(fp8_e4m3fn_to_float(static_cast<std::uint8_t>(mine >> (8 * e)))),
+                    float_bits(e2m1_to_float(code) * scale)) << "u " << u << " t " << t << " element " << e;
         }
-        // The other half of the word is converted too (its constant codes).
-        std::uint32_t even0, odd0;
-        e2m1x8_to_e4m3x8_shifted(half ? 0x1234u : 0xABCD0000u, u, even0, odd0);
-        const std::uint32_t keep = half ? 0x0000FFFFu : 0xFFFF0000u;
-        ASSERT_EQ(even & keep, even0 & keep);
-        ASSERT_EQ(odd & keep, odd0 & keep);
+        // The other half's constant codes (0x1234 or 0xABCD), converted the same way.
+        for (int e = 0; e < 4; ++e) {
+          const auto code = static_cast<std::uint8_t>(((half ? 0x1234u : 0xABCDu) >> (4 * e)) & 0xFu);
+          ASSERT_EQ(float_bits(fp8_e4m3fn_to_float(static_cast<std::uint8_t>(other >> (8 * e)))),
+                    float_bits(e2m1_to_float(code) * scale)) << "u " << u;
+        }
       }
+  }
 }
 
 // Random sorted layouts (runs of blocks per expert, some experts empty), every tile size: walking
