@@ -54,7 +54,7 @@ struct MxWgArgs {
 
 // One tile of a CTA's walk: work item i = (sort block, column tile), column tiles fastest, so the
 // CTAs in flight share a token tile's bytes through L2. Items whose block does not start a tile are
-// skipped (every thread walks the same items, so the producer and the consumers agree).
+// skipped (every warp walks the same items, so the producer and the consumers agree).
 struct MxWgTile {
   std::int64_t first;   // sorted position of the tile's first row
   std::int64_t expert;
@@ -62,24 +62,42 @@ struct MxWgTile {
   int rows;             // sorted rows the tile covers (its blocks x B)
 };
 
+#if FB_WGMMA_AVAILABLE
+// Warp-parallel: the 32 lanes test 32 of the CTA's items at once and one ballot picks the first
+// tile start, and the tile's length is one ballot per 32 blocks. Run 60b's profile of stage 2: the
+// one-item-at-a-time walk (3 of 4 items skipped at B = 32, each skip and each block of the length
+// a dependent read of sorted_expert_ids) and the epilogue's reads were about a fifth of the samples.
+// Every lane of the calling warp must call next().
 struct MxWgWalk {
   const MxWgArgs& a;
   std::int64_t valid, valid_blocks, per_tile, col_tiles;
 
   __device__ bool next(std::int64_t& i, MxWgTile& t) const {
-    for (; i < valid_blocks * col_tiles; i += gridDim.x) {
+    const int lane = static_cast<int>(threadIdx.x % 32);
+    const std::int64_t items = valid_blocks * col_tiles, step = gridDim.x;
+    for (; i < items; i += 32 * step) {
+      const std::int64_t mine = i + lane * step;
+      const bool start = mine < items && moe_wgmma_tile_start(a.sorted_expert_ids, mine / col_tiles, per_tile);
+      const unsigned starts = __ballot_sync(0xFFFFFFFFu, start);
+      if (starts == 0) continue;
+      i += (__ffs(starts) - 1) * step;
       const std::int64_t yb = i / col_tiles;
-      if (!moe_wgmma_tile_start(a.sorted_expert_ids, yb, per_tile)) continue;
-      t = MxWgTile{yb * a.block, a.sorted_expert_ids[yb], i % col_tiles,
-                   moe_wgmma_tile_blocks(a.sorted_expert_ids, yb, per_tile, valid_blocks) * static_cast<int>(a.block)};
-      i += gridDim.x;
+      int blocks = 1;
+      for (std::int64_t k0 = 1;; k0 += 32) {  // the tile's further blocks, 32 at a time
+        const std::int64_t k = k0 + lane;
+        const unsigned more = __ballot_sync(0xFFFFFFFFu, k < per_tile && moe_wgmma_tile_continues(a.sorted_expert_ids, yb, k, per_tile, valid_blocks));
+        const int run = more == 0xFFFFFFFFu ? 32 : __ffs(~more) - 1;  // consecutive blocks from k0
+        blocks += run;
+        if (run < 32) break;
+      }
+      t = MxWgTile{yb * a.block, a.sorted_expert_ids[yb], i % col_tiles, blocks * static_cast<int>(a.block)};
+      i += step;
       return true;
     }
     return false;
   }
 };
 
-#if FB_WGMMA_AVAILABLE
 // A producer thread's bytes of one stage: 64 bytes (4 MX blocks) of its weight row and of its token
 // row, and their 4 scale bytes each.
 struct MxWgRaw {
@@ -251,25 +269,39 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a) {
       }
       mbar_arrive(&empty[s]);
     }
-    // Epilogue: the tile's real rows (padding and rows past the tile are never written).
+    // Epilogue: the tile's real rows (padding and rows past the tile are never written). The
+    // thread's 32 token columns' rows (and stage 2's weights) are read first, all in flight
+    // together, then the outputs written (a read after a write could not move above it).
+    std::int32_t out_row[kWgmmaAccRegs / 2];  // token * k + slot (< 2^31: moe_exact_fits), -1: none
 #pragma unroll
     for (int c = 0; c < kWgmmaAccRegs / 4; ++c)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int t = 8 * c + c0 + h;
+        out_row[2 * c + h] = -1;
         if (t >= tile.rows || tile.first + t >= valid) continue;
         const std::int32_t entry = a.sorted_token_ids[tile.first + t];
+        if constexpr (!kStage1) {  // stage 2 writes w_p * y: the same product, formed here
+          const float wp = a.sorted_weights[tile.first + t];
+          acc[4 * c + h] = wp * acc[4 * c + h];
+          acc[4 * c + 2 + h] = wp * acc[4 * c + 2 + h];
+        }
         const std::int64_t token = moe_entry_token(entry);
-        if (token >= a.tokens) continue;
-        const std::int64_t row = token * a.topk + moe_entry_slot(entry);
+        if (token < a.tokens) out_row[2 * c + h] = static_cast<std::int32_t>(token * a.topk + moe_entry_slot(entry));
+      }
+#pragma unroll
+    for (int c = 0; c < kWgmmaAccRegs / 4; ++c)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const std::int64_t row = out_row[2 * c + h];
+        if (row < 0) continue;
         if constexpr (kStage1) {
           const std::int64_t o = moe_wgmma_stage1_output(g, warp, lane, tile.col * (kMxWgRows / 2));
           a.a1[row * a.outputs + o] = bf16_from_float(moe_swiglu(kOai, acc[4 * c + h], acc[4 * c + 2 + h]));
         } else {
-          const float wp = a.sorted_weights[tile.first + t];
           const std::int64_t n = tile.col * kMxWgRows + r0;
-          a.y[row * a.outputs + n] = wp * acc[4 * c + h];
-          a.y[row * a.outputs + n + 8] = wp * acc[4 * c + 2 + h];
+          a.y[row * a.outputs + n] = acc[4 * c + h];
+          a.y[row * a.outputs + n + 8] = acc[4 * c + 2 + h];
         }
       }
   }

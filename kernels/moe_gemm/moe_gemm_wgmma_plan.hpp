@@ -39,11 +39,17 @@ FB_HD bool moe_wgmma_shape_fits(std::int64_t inner, std::int64_t outputs, bool s
 FB_HD bool moe_wgmma_tile_start(const std::int32_t* expert_ids, std::int64_t y, std::int64_t per_tile) {
   return y % per_tile == 0 || expert_ids[y - 1] != expert_ids[y];
 }
-// The sort blocks of the tile starting at y: up to the group's end, the expert's end, valid_blocks.
+// Whether block y + k (k >= 1) belongs to the tile starting at y: before the group's end, the
+// expert's end and valid_blocks (the kernel asks for k = 1.. in parallel and counts the run).
+FB_HD bool moe_wgmma_tile_continues(const std::int32_t* expert_ids, std::int64_t y, std::int64_t k,
+                                    std::int64_t per_tile, std::int64_t valid_blocks) {
+  return y + k < valid_blocks && (y + k) % per_tile != 0 && expert_ids[y + k] == expert_ids[y];
+}
+// The sort blocks of the tile starting at y: the run of blocks that continue it, plus y.
 FB_HD int moe_wgmma_tile_blocks(const std::int32_t* expert_ids, std::int64_t y, std::int64_t per_tile,
                                 std::int64_t valid_blocks) {
   int n = 1;
-  while (y + n < valid_blocks && (y + n) % per_tile != 0 && expert_ids[y + n] == expert_ids[y]) ++n;
+  while (moe_wgmma_tile_continues(expert_ids, y, n, per_tile, valid_blocks)) ++n;
   return n;
 }
 
