@@ -99,11 +99,13 @@ void moe_stage2_launch(const MoeGemmParams& p, const MoeStage2Buffers& b, void* 
 
 // For the exactness test of the matrix units: block sums S_q (quarter units, exact integers) of
 // `count` tiles of 16 rows x 8 columns of one 32-element e2m1 block, through the engine's
-// block-sum routine (the mma fragment path on NVIDIA sm_80+). a: [count][16][16] bytes (16 rows),
+// block-sum routine (the fp8 mma fragment path on NVIDIA sm_89+). a: [count][16][16] bytes (16 rows),
 // b: [count][8][16] bytes (8 columns), sums: int32 [count][16][8]. Device pointers.
-// wgmma_shift u in 0..12 (exact engine): the operands as the wgmma prefill engine converts them
-// (e2m1x8_to_e4m3x8_by_table, k order), the columns times 2^u as its token blocks; the sums come back
-// divided by 2^u. -1: the mma.sync kernels' conversion.
+// wgmma_shift u in 0..12 (exact engine, fp8 devices): the operands converted as the wgmma prefill
+// engine converts them (e2m1x8_to_e4m3x8_by_table; the same permutation of k on both sides), the
+// columns times 2^u as its token blocks, on the same m16n8k32 MMA; the sums come back divided by
+// 2^u. Without the fp8 unit the shift has nothing to act on (the integer sums come back): callers
+// run it where the wgmma engine runs. -1: the mma.sync kernels' own conversion.
 void moe_block_sums_launch(MoeGemmEngine engine, const std::uint8_t* a, const std::uint8_t* b, std::int32_t* sums,
                            std::int64_t count, void* stream, int wgmma_shift = -1);
 

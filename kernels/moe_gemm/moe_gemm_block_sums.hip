@@ -27,7 +27,7 @@ __global__ void moe_block_sums_mma_kernel(const std::uint8_t* a, const std::uint
     mx_tile_block_sums(mx_a_fragment(lo, hi, quad), lo, hi, bt + group * 16, bt + 2 * quad * 16,
                        bt + (2 * quad + 1) * 16, quad, c);
   } else {
-    // The same k permutation on both sides (here k order), so the products pair up as before.
+    // The same permutation of k on both sides, so the products pair up as before.
     const E2m1E4m3Table plain = e2m1_e4m3_table(0), shifted = e2m1_e4m3_table(static_cast<std::uint32_t>(wgmma_shift));
     MxAFragment fa;
     MxBFragment fb;
@@ -65,7 +65,7 @@ __global__ void moe_block_sums_plain_kernel(const std::uint8_t* a, const std::ui
 void moe_block_sums_launch(MoeGemmEngine engine, const std::uint8_t* a, const std::uint8_t* b, std::int32_t* sums,
                            std::int64_t count, void* stream, int wgmma_shift) {
   const auto s = static_cast<hipStream_t>(stream);
-  if (wgmma_shift > 12 || (wgmma_shift >= 0 && engine != MoeGemmEngine::exact))
+  if (wgmma_shift < -1 || wgmma_shift > 12 || (wgmma_shift >= 0 && engine != MoeGemmEngine::exact))
     throw InputError("moe_block_sums_launch: wgmma_shift must be -1, or 0..12 with the exact engine");
   if (engine == MoeGemmEngine::exact) {
     moe_block_sums_mma_kernel<<<static_cast<unsigned>(count), 32, 0, s>>>(a, b, sums, wgmma_shift);

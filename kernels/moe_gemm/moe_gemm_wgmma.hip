@@ -13,7 +13,7 @@
 // sums into its fp32 accumulators on the CUDA cores, blocks in ascending K; after a stage's four
 // blocks it releases the stage (`empty`). While one warpgroup promotes, the other's MMA runs.
 //
-// Exactness: each MMA forms whole-block sums S_q * 2^-14 (13 significant bits), exact in the matrix
+// Exactness: each MMA forms whole-block sums S_q * 2^(u-14) (13 significant bits), exact in the matrix
 // unit (MoeGemmGpu.MatrixUnitBlockSumsAreExact proves the fp8 unit keeps them; this kernel's GPU test
 // compares it with the emulation bitwise at every path). The promotion is the canonical one, or its
 // one-operation form where the stage's scales make it the same bits (moe_gemm_wgmma_plan.hpp). So
@@ -63,38 +63,22 @@ struct MxWgTile {
 };
 
 #if FB_WGMMA_AVAILABLE
-// Warp-parallel: the 32 lanes test 32 of the CTA's items at once and one ballot picks the first
-// tile start, and the tile's length is one ballot per 32 blocks. Run 60b's profile of stage 2: the
-// one-item-at-a-time walk (3 of 4 items skipped at B = 32, each skip and each block of the length
-// a dependent read of sorted_expert_ids) and the epilogue's reads were about a fifth of the samples.
-// Every lane of the calling warp must call next().
+// The walk (moe_wgmma_walk_next), one warp's lanes at a time: every lane of the calling warp must
+// call next() with the same i, and all get the same tile.
 struct MxWgWalk {
   const MxWgArgs& a;
   std::int64_t valid, valid_blocks, per_tile, col_tiles;
 
   __device__ bool next(std::int64_t& i, MxWgTile& t) const {
     const int lane = static_cast<int>(threadIdx.x % 32);
-    const std::int64_t items = valid_blocks * col_tiles, step = gridDim.x;
-    for (; i < items; i += 32 * step) {
-      const std::int64_t mine = i + lane * step;
-      const bool start = mine < items && moe_wgmma_tile_start(a.sorted_expert_ids, mine / col_tiles, per_tile);
-      const unsigned starts = __ballot_sync(0xFFFFFFFFu, start);
-      if (starts == 0) continue;
-      i += (__ffs(starts) - 1) * step;
-      const std::int64_t yb = i / col_tiles;
-      int blocks = 1;
-      for (std::int64_t k0 = 1;; k0 += 32) {  // the tile's further blocks, 32 at a time
-        const std::int64_t k = k0 + lane;
-        const unsigned more = __ballot_sync(0xFFFFFFFFu, k < per_tile && moe_wgmma_tile_continues(a.sorted_expert_ids, yb, k, per_tile, valid_blocks));
-        const int run = more == 0xFFFFFFFFu ? 32 : __ffs(~more) - 1;  // consecutive blocks from k0
-        blocks += run;
-        if (run < 32) break;
-      }
-      t = MxWgTile{yb * a.block, a.sorted_expert_ids[yb], i % col_tiles, blocks * static_cast<int>(a.block)};
-      i += step;
-      return true;
-    }
-    return false;
+    std::int64_t item = 0;
+    int blocks = 0;
+    if (!moe_wgmma_walk_next(a.sorted_expert_ids, i, gridDim.x, valid_blocks, col_tiles, per_tile, item, blocks,
+                             [lane](auto&& pred) { return __ballot_sync(0xFFFFFFFFu, pred(lane)); }))
+      return false;
+    const std::int64_t yb = item / col_tiles;
+    t = MxWgTile{yb * a.block, a.sorted_expert_ids[yb], item % col_tiles, blocks * static_cast<int>(a.block)};
+    return true;
   }
 };
 

@@ -53,6 +53,52 @@ FB_HD int moe_wgmma_tile_blocks(const std::int32_t* expert_ids, std::int64_t y, 
   return n;
 }
 
+// The lowest set lane of a 32-lane mask (mask != 0).
+FB_HD int moe_lowest_lane(std::uint32_t mask) {
+#if defined(__CUDA_ARCH__)
+  return __ffs(mask) - 1;
+#else
+  return __builtin_ctz(mask);
+#endif
+}
+
+// A CTA's walk over work items (sort block, column tile), column tiles fastest: from item i in
+// steps of `step` (the grid), the next item whose block starts a tile, and that tile's blocks.
+// Warp-parallel: ballot(pred) returns the mask of the 32 lanes l with pred(l) (in the kernel
+// __ballot_sync, each lane evaluating its own l; on the CPU a loop), so one round of reads tests 32
+// items and one round finds up to 32 further blocks of the tile (run 60b's profile of stage 2: the
+// one-item-at-a-time walk, each skip and each block of a tile's length a dependent read of the expert
+// ids, and the epilogue's reads were about a fifth of the samples). The same items in the same
+// order as testing them one at a time (MoeGemmWgmma.WarpWalkVisitsTheTilesOfTheOneAtATimeWalk).
+// Returns false past the last item; else `item` is the found item, `blocks` its tile's sort blocks,
+// and i the item after it.
+template <class Ballot>
+FB_HD bool moe_wgmma_walk_next(const std::int32_t* expert_ids, std::int64_t& i, std::int64_t step,
+                               std::int64_t valid_blocks, std::int64_t col_tiles, std::int64_t per_tile,
+                               std::int64_t& item, int& blocks, Ballot&& ballot) {
+  const std::int64_t items = valid_blocks * col_tiles;
+  for (; i < items; i += 32 * step) {
+    const std::uint32_t starts = ballot([&](int lane) {
+      const std::int64_t m = i + lane * step;
+      return m < items && moe_wgmma_tile_start(expert_ids, m / col_tiles, per_tile);
+    });
+    if (starts == 0) continue;
+    item = i + moe_lowest_lane(starts) * step;
+    const std::int64_t y = item / col_tiles;
+    blocks = 1;
+    for (std::int64_t k0 = 1;; k0 += 32) {  // only the run from k0 counts: later lanes may say yes again
+      const std::uint32_t more =
+          ballot([&](int lane) { return moe_wgmma_tile_continues(expert_ids, y, k0 + lane, per_tile, valid_blocks); });
+      const int run = more == 0xFFFFFFFFu ? 32 : moe_lowest_lane(~more);
+      blocks += run;
+      if (run < 32) break;
+    }
+    i = item + step;
+    return true;
+  }
+  return false;
+}
+
 // Stage 1: the W13 row (within the expert's 2I rows) of CTA-local weight row r for the tile of
 // outputs o0 .. o0 + 63: warpgroup g = r / 64, warp w = (r / 16) % 4, i = r % 16; rows i < 8 are the
 // gate rows of outputs o0 + 32 g + 8 w + i, rows i >= 8 the up rows of the same outputs.
@@ -103,7 +149,9 @@ FB_HD bool mx_fast_scale(std::uint32_t s) { return s >= kMxFastScaleLo && s <= k
 // [kMxTokenShiftLo, kMxTokenShiftHi] is converted with u = sa - 121 (1..12;
 // e2m1x8_to_e4m3x8_by_table: each e4m3 byte is the code's value times 2^(u-6), exactly), so the
 // matrix unit's block sum is d = f * 2^u, exact (the block's products all carry the same 2^u;
-// MoeGemmGpu.MatrixUnitBlockSumsAreExact checks the unit at u = 0, 1, 6 and 12). Other blocks keep
+// MoeGemmGpu.MatrixUnitBlockSumsAreExact checks the fp8 unit on operands so converted at u = 0, 1, 6
+// and 12, through mma.sync; the wgmma instruction itself is checked end to end by the engine's
+// bitwise test). Other blocks keep
 // u = 0. Then:
 // - fast, where the stage's every token block is shifted and every weight scale is in the fast
 //   range: fma(d, 2^(sw-121), acc). d * 2^(sw-121) = f * 2^(sa-127) * 2^(sw-115) is the canonical

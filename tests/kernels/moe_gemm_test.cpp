@@ -580,7 +580,7 @@ TEST(MoeGemmGpu, EveryVariantEqualsItsEmulationBitwise) {
 // every variant equals its emulation bitwise, and again on a rerun, at shapes it tiles: several
 // stages and column tiles, partial tiles, every sort block size it takes (tiles of 8, 4, 2, 1
 // blocks), `edge` inputs (extreme scales: the canonical promotion) and `normal` ones (the
-// two-operation form), an expert with every pair and experts with none.
+// one-operation form), an expert with every pair and experts with none.
 TEST(MoeGemmGpu, WgmmaEngineEqualsTheEmulationBitwise) {
   FB_SKIP_WITHOUT_GPU();
 #if !FUSEBENCH_HAS_GPU
@@ -684,6 +684,7 @@ TEST(MoeGemmGpu, MatrixUnitBlockSumsAreExact) {
                                                 {MoeGemmEngine::exact, 0},  {MoeGemmEngine::exact, 1},
                                                 {MoeGemmEngine::exact, 6},  {MoeGemmEngine::exact, 12}};
   for (const auto& [engine, shift] : runs) {
+    if (shift >= 0 && !moe_wgmma_unavailable().empty()) continue;  // the engine's conversion runs on sm_90a only
     gpu::fill_bytes(ds, 0x5A, static_cast<std::size_t>(tiles * 128 * 4), stream);
     moe_block_sums_launch(engine, static_cast<const std::uint8_t*>(da), static_cast<const std::uint8_t*>(db),
                           static_cast<std::int32_t*>(ds), tiles, stream, shift);

@@ -1,11 +1,14 @@
 // The wgmma prefill engine of the MoE GEMMs (kernels/moe_gemm/moe_gemm_wgmma_plan.hpp), on the CPU:
-// the table e4m3 conversion (a token block's scale carried in its operand) is exact on every input,
-// its one-operation promotion and the canonical one on the shifted sums give the contract's bits
-// wherever the kernel takes them (and the one-operation form does not outside its range, which is
-// why the range exists), its tiles cover every valid sort block once,
-// stage 1's row map puts each output's gate and up rows in one thread's fragment, and the stage's
-// byte layout is the 128-byte swizzle the wgmma descriptor reads. The kernel itself is compared with
-// the emulation bitwise on the GPU (moe_gemm_test.cpp, MoeGemmGpu.WgmmaEngineEqualsTheEmulationBitwise).
+// - the table e4m3 conversion (a token block's scale carried in its operand) is exact on every input;
+// - its one-operation promotion and the canonical one on the shifted sums give the contract's bits
+//   wherever the kernel takes them (and the one-operation form does not everywhere outside its
+//   range, which is why the range exists);
+// - the warp-parallel walk visits the one-at-a-time walk's tiles, and the tiles cover every valid
+//   sort block once;
+// - stage 1's row map puts each output's gate and up rows in one thread's fragment;
+// - the stage's byte layout is the 128-byte swizzle the wgmma descriptor reads.
+// The kernel itself is compared with the emulation bitwise on the GPU (moe_gemm_test.cpp,
+// MoeGemmGpu.WgmmaEngineEqualsTheEmulationBitwise).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -55,16 +58,17 @@ TEST(MoeGemmWgmma, ShiftedPromotionEqualsTheCanonicalOne) {
                                                      mx_scale_float(sa), mx_scale_float(sw));
           ASSERT_EQ(float_bits(got), float_bits(want)) << "sa " << sa << " sw " << sw << " S_q " << q << " acc " << acc;
         }
-  // Outside the fast range one rounding differs from the canonical two: with sa + sw = 105 and
-  // S_q = 5 the exact product is 1.25 * 2^-149; the canonical form rounds it to 2^-149 first, and
-  // 2^-125 + 2^-149 is then a tie that rounds to even (2^-125), while one rounding of the exact sum
-  // goes up. The vote is what keeps the kernel on the canonical bits there.
+  // Past the weight range the one rounding can differ from the canonical steps: with sa = 133,
+  // sw = 239 and S_q = 4608 the canonical weight-scale multiply overflows to inf (1.125 * 2^128),
+  // while the fma adds the exact product to acc = -2^127 and stays finite. The weight range
+  // [54, 180] is conservative for the shifted form (with sa in [122, 133] no product of the order
+  // rounds for sw up to 238); the vote keeps the kernel on the canonical steps outside it.
   {
-    const float f = 5.0f * kMxMmaSumScale;
-    const float want = mx_block_promote_mma(0x1p-125f, f, mx_scale_float(52), mx_scale_float(53));
-    const float got = __builtin_fmaf(f, mx_scale_float(52) * mx_scale_float(53u + 12u), 0x1p-125f);
-    EXPECT_EQ(float_bits(want), float_bits(0x1p-125f));
-    EXPECT_NE(float_bits(got), float_bits(want));
+    const float f = 4608.0f * kMxMmaSumScale, acc = -0x1p127f;
+    const float want = mx_block_promote_mma(acc, f, mx_scale_float(133), mx_scale_float(239));
+    const float got = mx_block_promote_fast(acc, std::ldexp(f, static_cast<int>(mx_token_shift(133))), mx_fast_weight_scale(239));
+    EXPECT_TRUE(std::isinf(want));
+    EXPECT_TRUE(std::isfinite(got));
   }
   EXPECT_TRUE(mx_fast_scale(54) && mx_fast_scale(180) && !mx_fast_scale(53) && !mx_fast_scale(181) && !mx_fast_scale(255));
   EXPECT_EQ(mx_token_shift(121), 0u);
@@ -134,6 +138,53 @@ TEST(MoeGemmWgmma, TilesCoverEveryValidBlockOnce) {
         ASSERT_EQ(covered[static_cast<std::size_t>(b)], b < valid_blocks ? 1 : 0) << "block " << b << " trial " << trial;
     }
   }
+}
+
+// The kernel's warp-parallel walk (moe_wgmma_walk_next, here with a 32-lane loop for the ballot)
+// visits the same tiles in the same order as testing the CTA's items one at a time, with the same
+// lengths: random layouts, every sort block size (B = 1 makes tiles of up to 128 blocks, so the
+// length takes several ballots), several grids and column tile counts, every CTA of the grid.
+TEST(MoeGemmWgmma, WarpWalkVisitsTheTilesOfTheOneAtATimeWalk) {
+  const auto ballot = [](auto&& pred) {
+    std::uint32_t mask = 0;
+    for (int lane = 0; lane < 32; ++lane)
+      if (pred(lane)) mask |= 1u << lane;
+    return mask;
+  };
+  std::mt19937 rng(21);
+  std::int64_t tiles = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    std::vector<std::int32_t> experts;
+    const int run_max = trial % 3 == 0 ? 300 : 12;
+    for (int e = 0; e < 1 + static_cast<int>(rng() % 16); ++e)
+      for (int n = static_cast<int>(rng() % run_max); n > 0; --n) experts.push_back(e);
+    if (experts.empty()) experts.push_back(0);
+    const auto count = static_cast<std::int64_t>(experts.size());
+    const std::int64_t valid_blocks = 1 + static_cast<std::int64_t>(rng() % count);
+    for (std::int64_t B : {1, 4, 16, 32, 128}) {
+      const std::int64_t per_tile = kMxWgTokens / B;
+      for (std::int64_t col_tiles : {1, 12, 48})
+        for (std::int64_t step : {1, 5, 132})
+          for (std::int64_t cta = 0; cta < step; ++cta) {
+            std::int64_t i = cta;
+            for (std::int64_t want = cta; want < valid_blocks * col_tiles; want += step) {
+              const std::int64_t y = want / col_tiles;
+              if (!moe_wgmma_tile_start(experts.data(), y, per_tile)) continue;
+              std::int64_t item = -1;
+              int blocks = 0;
+              ASSERT_TRUE(moe_wgmma_walk_next(experts.data(), i, step, valid_blocks, col_tiles, per_tile, item, blocks, ballot));
+              ASSERT_EQ(item, want) << "trial " << trial << " B " << B << " step " << step << " cta " << cta;
+              ASSERT_EQ(blocks, moe_wgmma_tile_blocks(experts.data(), y, per_tile, valid_blocks)) << "item " << item;
+              ASSERT_EQ(i, want + step);
+              ++tiles;
+            }
+            std::int64_t item = -1;
+            int blocks = 0;
+            ASSERT_FALSE(moe_wgmma_walk_next(experts.data(), i, step, valid_blocks, col_tiles, per_tile, item, blocks, ballot));
+          }
+    }
+  }
+  EXPECT_GT(tiles, 100000);
 }
 
 // Stage 1: the 128 rows of a tile are the gate and up rows of its 64 outputs, each once, and the
