@@ -3,13 +3,18 @@
 
     ncu --section SourceCounters --section WarpStateStats -o REP ...       (on the GPU machine)
     ncu -i REP.ncu-rep --page source --csv --print-source sass > K.csv
-    tools/ncu_source_summary.py K.csv [--top 20] [--regions 0:440,440:880,880:1800]
+    tools/ncu_source_summary.py K.csv [--top 20] [--regions 0:440,440:880,880:1800] [--by-count 12]
 
 Prints the total of the stall samples, the instructions with the most samples (their index in the
 listing, SASS, how often they ran, their two largest stall reasons), the samples by opcode, and,
 with --regions, the samples of each half-open range of instruction indices (read the indices off
 the top list: the prologue, the K loop and the epilogue of a kernel, say). Run 58's profile of the
 block-scale GEMM was read this way (reports/runs/2026-12-03_h200_run58_8bfb398/profile-run58p.md).
+With --by-count N, the instructions are also grouped by how often they ran, the N groups with the
+most samples first: in a warp-specialised kernel the code a consumer warp runs once per K block,
+the producer's once per stage and the epilogue's once per tile each run a different number of times,
+so a group's size is that piece's instruction count (its opcodes and stall reasons beside it). Run
+60's profiles of the MoE engine were read this way (reports/runs/2026-12-04_h200_run60_c6dabe7/).
 """
 import argparse
 import collections
@@ -60,6 +65,8 @@ def main():
     ap.add_argument("csv")
     ap.add_argument("--top", type=int, default=20)
     ap.add_argument("--regions", default="", help="comma-separated START:END instruction index ranges")
+    ap.add_argument("--by-count", type=int, default=0, metavar="N",
+                    help="the N groups of instructions that ran equally often with the most samples")
     args = ap.parse_args()
     header, data = load(args.csv)
     col = {name: i for i, name in enumerate(header)}
@@ -88,6 +95,22 @@ def main():
             start, end = (int(x) for x in region.split(":"))
             n = sum(samples[max(start, 0):min(end, len(samples))])
             print(f"  [{start}, {end}) {n:6d} ({100 * n / total:4.1f} %)")
+    if args.by_count:
+        groups = collections.defaultdict(list)
+        for k, row in enumerate(data):
+            groups[number(row[col[EXECUTED]])].append(k)
+        print("\nsamples by execution count (instructions that ran equally often):")
+        ranked = sorted(groups.items(), key=lambda g: (-sum(samples[k] for k in g[1]), -g[0]))
+        for count, members in ranked[:args.by_count]:
+            n = sum(samples[k] for k in members)
+            ops = collections.Counter(opcode(data[k][col["Source"]]) for k in members).most_common(4)
+            reasons = collections.Counter()
+            for k in members:
+                for c in stalls:
+                    reasons[header[c][len("stall_"):]] += number(data[k][c])
+            why = ", ".join(f"{name} {100 * m / max(n, 1):.0f} %" for name, m in reasons.most_common(2) if m)
+            print(f"  x{count:<10d} {len(members):5d} instructions  {n:6d} ({100 * n / total:4.1f} %)  "
+                  f"{' '.join(f'{o} {c}' for o, c in ops)}  |  {why}")
 
 
 if __name__ == "__main__":

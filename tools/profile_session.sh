@@ -7,7 +7,8 @@
 # (the first 2 matching launches after 1 skipped; sections: speed of light, launch, occupancy,
 # warp states, memory). ncu runs with --clock-control none (leave the clocks as they are).
 # SOURCE_CSV=1 also exports each point's per-SASS-instruction stall samples (<n>-...-sass.csv) and
-# their summary (tools/ncu_source_summary.py: top instructions, opcodes; -sass-summary.txt).
+# their summary (tools/ncu_source_summary.py: top instructions, opcodes, groups by execution count;
+# -sass-summary.txt).
 set -uo pipefail
 debs="$1"; out="$2"; shift 2
 mkdir -p "$out"
@@ -38,7 +39,7 @@ for spec in "$@"; do
       "$fb" verify --scenario "${SCENARIO:-m31-flash-tp4}" --kernel "$kase" --where "$where" --backend gpu -q \
       > /dev/null 2>&1
     ncu -i "$rep.ncu-rep" --page source --csv --print-source sass > "${file%.txt}-sass.csv" 2>&1
-    python3 tools/ncu_source_summary.py "${file%.txt}-sass.csv" > "${file%.txt}-sass-summary.txt" 2>&1
+    python3 tools/ncu_source_summary.py "${file%.txt}-sass.csv" --by-count 12 > "${file%.txt}-sass-summary.txt" 2>&1
     head -20 "${file%.txt}-sass-summary.txt"
   fi
   grep -E "^  [a-z_].*\(|Duration|Memory Throughput|DRAM Throughput|Registers Per|Achieved Occupancy|Stall|Issued Warp|No Eligible|One or More" "$file" | head -40

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""tools/ncu_source_summary.py on a small source page written here: totals, order, opcodes, regions."""
+"""tools/ncu_source_summary.py on a small source page written here: totals, order, opcodes, regions,
+groups by execution count."""
 import csv
 import os
 import subprocess
@@ -26,8 +27,8 @@ with tempfile.TemporaryDirectory() as d:
         w.writerow(["Kernel Name", "other(int)"])
         w.writerow(header)
         w.writerow(["0x0", "NOP", "999", "999", "1", "999", "0", "0"])
-    out = subprocess.run([sys.executable, tool, page, "--top", "2", "--regions", "0:2,2:4"], check=True,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run([sys.executable, tool, page, "--top", "2", "--regions", "0:2,2:4", "--by-count", "2"],
+                         check=True, capture_output=True, text=True).stdout
     lines = out.splitlines()
     assert lines[0] == "4 instructions, 100 stall samples", out
     top = [l for l in lines if l.startswith("  [")]
@@ -37,6 +38,13 @@ with tempfile.TemporaryDirectory() as d:
     assert any(l.split() == ["EXIT", "60", "(60.0", "%)"] for l in lines), out
     assert any(l.split() == ["LDG", "30", "(30.0", "%)"] for l in lines), out
     assert "  [0, 2)     32 (32.0 %)" in lines and "  [2, 4)     68 (68.0 %)" in lines, out
+    # by execution count: the exit alone (60 samples) first, then the load and the add (both ran
+    # 768 times: 38 samples, two instructions); the LDC group (2 samples) is past N = 2
+    groups = [l.split() for l in lines if l.startswith("  x")]
+    assert len(groups) == 2, out
+    assert groups[0][:5] == ["x1152", "1", "instructions", "60", "(60.0"] and "barrier" in groups[0], out
+    assert groups[1][:5] == ["x768", "2", "instructions", "38", "(38.0"] and "LDG" in groups[1] and "FADD" in groups[1], out
+    assert "long_sb" in groups[1], out
     # a page without the samples column is a one-line error and a non-zero exit
     bad = os.path.join(d, "bad.csv")
     with open(bad, "w") as f:
