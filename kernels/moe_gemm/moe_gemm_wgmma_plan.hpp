@@ -151,8 +151,7 @@ FB_HD bool mx_fast_scale(std::uint32_t s) { return s >= kMxFastScaleLo && s <= k
 // matrix unit's block sum is d = f * 2^u, exact (the block's products all carry the same 2^u;
 // MoeGemmGpu.MatrixUnitBlockSumsAreExact checks the fp8 unit on operands so converted at u = 0, 1, 6
 // and 12, through mma.sync; the wgmma instruction itself is checked end to end by the engine's
-// bitwise test). Other blocks keep
-// u = 0. Then:
+// bitwise test). Other blocks keep u = 0. Then:
 // - fast, where the stage's every token block is shifted and every weight scale is in the fast
 //   range: fma(d, 2^(sw-121), acc). d * 2^(sw-121) = f * 2^(sa-127) * 2^(sw-115) is the canonical
 //   exact product (sa in [122, 133] lies in the fast range), rounded once: one operation per
