@@ -21,6 +21,11 @@
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_device.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_probe.hpp"
 
+// Column pairs whose scales the epilogue loads at once (an experiment knob: at 8 or 16 ptxas spills).
+#ifndef FB_WGMMA_EPILOGUE_GROUP
+#define FB_WGMMA_EPILOGUE_GROUP 4
+#endif
+
 namespace fb {
 namespace {
 
@@ -47,22 +52,43 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_gemm_wgmma_kernel(Fp8
     for (int j = 0; j < kWgmmaAccRegs; ++j) acc[j] = acc[j] + partial[j];
   };
   const auto finish = [&](const WgmmaUnit& w) {
-    const std::int64_t rows0 = w.m0 + static_cast<std::int64_t>(wgmma_consumer_group()) * kWgmmaTileM;
-    // Registers j and j + 1 are adjacent columns of one row: one 4-byte store where the row's
-    // elements are 4-byte aligned (N even), else two 2-byte ones.
+    const std::int64_t m_lo = w.m0 + static_cast<std::int64_t>(wgmma_consumer_group()) * kWgmmaTileM + wgmma_acc_row(0);
+    const std::int64_t m_hi = m_lo + 8;  // registers j with (j / 2) % 2 == 1
+    // The scales are read-only loads (__ldg) issued before the stores that use them, kGroup column
+    // pairs at a time. Until run 61 each load sat between stores (which may alias it as far as the
+    // compiler knows) and waited out its own round trip: the suspect for the ~7 us a tile that run
+    // 53's probe left unexplained. More pairs at once spill: partial stays live across the epilogue.
+    // Column pair q of this thread: w.n0 + 8 q + 2 (lane % 4) + {0, 1}.
+    const float as_lo = m_lo < p.rows ? __ldg(b.a_scale + m_lo) : 0.0f;
+    const float as_hi = m_hi < p.rows ? __ldg(b.a_scale + m_hi) : 0.0f;
+    constexpr int kPairs = kWgmmaAccRegs / 4, kGroup = FB_WGMMA_EPILOGUE_GROUP;
 #pragma unroll
-    for (int j = 0; j < kWgmmaAccRegs; j += 2) {
-      const std::int64_t m = rows0 + wgmma_acc_row(j), n = w.n0 + wgmma_acc_col(j);
-      if (m >= p.rows || n >= p.cols) continue;
-      const std::uint16_t lo = fp8_gemm_epilogue(acc[j], b.b_scale[n], b.a_scale[m]);
-      if (n + 1 < p.cols) {
-        const std::uint16_t hi = fp8_gemm_epilogue(acc[j + 1], b.b_scale[n + 1], b.a_scale[m]);
-        if (p.cols % 2 == 0)
-          *reinterpret_cast<std::uint32_t*>(b.c + m * p.cols + n) = lo | (static_cast<std::uint32_t>(hi) << 16);
-        else
-          b.c[m * p.cols + n] = lo, b.c[m * p.cols + n + 1] = hi;
-      } else {
-        b.c[m * p.cols + n] = lo;
+    for (int q0 = 0; q0 < kPairs; q0 += kGroup) {
+      float bs[2 * kGroup];
+#pragma unroll
+      for (int q = 0; q < kGroup; ++q) {
+        const std::int64_t n = w.n0 + wgmma_acc_col(4 * (q0 + q));
+        bs[2 * q] = n < p.cols ? __ldg(b.b_scale + n) : 0.0f;
+        bs[2 * q + 1] = n + 1 < p.cols ? __ldg(b.b_scale + n + 1) : 0.0f;
+      }
+      // Registers j and j + 1 are adjacent columns of one row: one 4-byte store where the row's
+      // elements are 4-byte aligned (N even), else two 2-byte ones.
+#pragma unroll
+      for (int j = 4 * q0; j < 4 * (q0 + kGroup); j += 2) {
+        const bool hi_row = (j / 2) % 2 != 0;
+        const std::int64_t m = hi_row ? m_hi : m_lo, n = w.n0 + wgmma_acc_col(j);
+        if (m >= p.rows || n >= p.cols) continue;
+        const float as = hi_row ? as_hi : as_lo, bs_lo = bs[2 * (j / 4 - q0)], bs_hi = bs[2 * (j / 4 - q0) + 1];
+        const std::uint16_t lo = fp8_gemm_epilogue(acc[j], bs_lo, as);
+        if (n + 1 < p.cols) {
+          const std::uint16_t hi = fp8_gemm_epilogue(acc[j + 1], bs_hi, as);
+          if (p.cols % 2 == 0)
+            *reinterpret_cast<std::uint32_t*>(b.c + m * p.cols + n) = lo | (static_cast<std::uint32_t>(hi) << 16);
+          else
+            b.c[m * p.cols + n] = lo, b.c[m * p.cols + n + 1] = hi;
+        } else {
+          b.c[m * p.cols + n] = lo;
+        }
       }
     }
   };
