@@ -21,13 +21,13 @@
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_device.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_probe.hpp"
 
-// Column pairs whose scales the epilogue loads at once (an experiment knob: at 8 or 16 ptxas spills).
-#ifndef FB_WGMMA_EPILOGUE_GROUP
-#define FB_WGMMA_EPILOGUE_GROUP 4
-#endif
-
 namespace fb {
 namespace {
+
+// The scales of one consumer warpgroup's unit in shared memory: 64 row scales, then 128 column scales.
+constexpr int kWgmmaScaleFloats = kWgmmaTileM + kWgmmaTileN;
+// The pipeline's bytes, then two buffers (by unit parity) of each consumer warpgroup's scales.
+constexpr int kGemmSmemBytes = kWgmmaPipelineBytes + 2 * kWgmmaConsumerGroups * kWgmmaScaleFloats * 4;
 
 // Persistent: CTA c takes tiles c, c + G, ... (G = gridDim.x, at most one CTA per SM), N fastest, so
 // the CTAs in flight at any time share each A tile through L2 as a one-tile-per-CTA grid would.
@@ -43,52 +43,58 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_gemm_wgmma_kernel(Fp8
     return t < tiles;
   };
   float acc[kWgmmaAccRegs];
-  const auto start = [&](const WgmmaUnit&) {
+  // Each consumer warpgroup copies its unit's 64 row scales and 128 column scales into shared
+  // memory (cp.async) when the unit starts, so they have arrived by its epilogue. Two buffers by
+  // unit parity: a thread's next unit writes the other one, and it can only come back to this one
+  // after the barrier of the next epilogue, which every reader of this one passes first.
+  const int g = wgmma_consumer_group(), t = static_cast<int>(threadIdx.x % kWgmmaThreads);
+  auto* scales = reinterpret_cast<float*>(smem + kWgmmaPipelineBytes);
+  int units_done = 0;
+  const auto unit_scales = [&] { return scales + ((units_done % 2) * kWgmmaConsumerGroups + g) * kWgmmaScaleFloats; };
+  const auto start = [&](const WgmmaUnit& w) {
 #pragma unroll
     for (int j = 0; j < kWgmmaAccRegs; ++j) acc[j] = 0.0f;
+    float* s = unit_scales();
+    const std::int64_t n = w.n0 + t, m = w.m0 + static_cast<std::int64_t>(g) * kWgmmaTileM + t;
+    // Columns and rows past C read scale 0 (their outputs are never written).
+    if (n < p.cols)
+      cp_async_4(s + kWgmmaTileM + t, b.b_scale + n);
+    else
+      s[kWgmmaTileM + t] = 0.0f;
+    if (t < kWgmmaTileM && m < p.rows)
+      cp_async_4(s + t, b.a_scale + m);
+    else if (t < kWgmmaTileM)
+      s[t] = 0.0f;
   };
   const auto promote = [&](std::int64_t, const float* partial) {
 #pragma unroll
     for (int j = 0; j < kWgmmaAccRegs; ++j) acc[j] = acc[j] + partial[j];
   };
   const auto finish = [&](const WgmmaUnit& w) {
-    const std::int64_t m_lo = w.m0 + static_cast<std::int64_t>(wgmma_consumer_group()) * kWgmmaTileM + wgmma_acc_row(0);
+    cp_async_wait_all();
+    named_barrier_sync(1 + g, kWgmmaThreads);
+    const float* s = unit_scales();
+    ++units_done;
+    const std::int64_t m_lo = w.m0 + static_cast<std::int64_t>(g) * kWgmmaTileM + wgmma_acc_row(0);
     const std::int64_t m_hi = m_lo + 8;  // registers j with (j / 2) % 2 == 1
-    // The scales are read-only loads (__ldg) issued before the stores that use them, kGroup column
-    // pairs at a time. Until run 61 each load sat between stores (which may alias it as far as the
-    // compiler knows) and waited out its own round trip: the suspect for the ~7 us a tile that run
-    // 53's probe left unexplained. More pairs at once spill: partial stays live across the epilogue.
-    // Column pair q of this thread: w.n0 + 8 q + 2 (lane % 4) + {0, 1}.
-    const float as_lo = m_lo < p.rows ? __ldg(b.a_scale + m_lo) : 0.0f;
-    const float as_hi = m_hi < p.rows ? __ldg(b.a_scale + m_hi) : 0.0f;
-    constexpr int kPairs = kWgmmaAccRegs / 4, kGroup = FB_WGMMA_EPILOGUE_GROUP;
+    const float as_lo = s[wgmma_acc_row(0)], as_hi = s[wgmma_acc_row(0) + 8];
+    // Registers j and j + 1 are adjacent columns of one row: one 4-byte store where the row's
+    // elements are 4-byte aligned (N even), else two 2-byte ones.
 #pragma unroll
-    for (int q0 = 0; q0 < kPairs; q0 += kGroup) {
-      float bs[2 * kGroup];
-#pragma unroll
-      for (int q = 0; q < kGroup; ++q) {
-        const std::int64_t n = w.n0 + wgmma_acc_col(4 * (q0 + q));
-        bs[2 * q] = n < p.cols ? __ldg(b.b_scale + n) : 0.0f;
-        bs[2 * q + 1] = n + 1 < p.cols ? __ldg(b.b_scale + n + 1) : 0.0f;
-      }
-      // Registers j and j + 1 are adjacent columns of one row: one 4-byte store where the row's
-      // elements are 4-byte aligned (N even), else two 2-byte ones.
-#pragma unroll
-      for (int j = 4 * q0; j < 4 * (q0 + kGroup); j += 2) {
-        const bool hi_row = (j / 2) % 2 != 0;
-        const std::int64_t m = hi_row ? m_hi : m_lo, n = w.n0 + wgmma_acc_col(j);
-        if (m >= p.rows || n >= p.cols) continue;
-        const float as = hi_row ? as_hi : as_lo, bs_lo = bs[2 * (j / 4 - q0)], bs_hi = bs[2 * (j / 4 - q0) + 1];
-        const std::uint16_t lo = fp8_gemm_epilogue(acc[j], bs_lo, as);
-        if (n + 1 < p.cols) {
-          const std::uint16_t hi = fp8_gemm_epilogue(acc[j + 1], bs_hi, as);
-          if (p.cols % 2 == 0)
-            *reinterpret_cast<std::uint32_t*>(b.c + m * p.cols + n) = lo | (static_cast<std::uint32_t>(hi) << 16);
-          else
-            b.c[m * p.cols + n] = lo, b.c[m * p.cols + n + 1] = hi;
-        } else {
-          b.c[m * p.cols + n] = lo;
-        }
+    for (int j = 0; j < kWgmmaAccRegs; j += 2) {
+      const bool hi_row = (j / 2) % 2 != 0;
+      const std::int64_t m = hi_row ? m_hi : m_lo, n = w.n0 + wgmma_acc_col(j);
+      if (m >= p.rows || n >= p.cols) continue;
+      const float as = hi_row ? as_hi : as_lo;
+      const std::uint16_t lo = fp8_gemm_epilogue(acc[j], s[kWgmmaTileM + wgmma_acc_col(j)], as);
+      if (n + 1 < p.cols) {
+        const std::uint16_t hi = fp8_gemm_epilogue(acc[j + 1], s[kWgmmaTileM + wgmma_acc_col(j) + 1], as);
+        if (p.cols % 2 == 0)
+          *reinterpret_cast<std::uint32_t*>(b.c + m * p.cols + n) = lo | (static_cast<std::uint32_t>(hi) << 16);
+        else
+          b.c[m * p.cols + n] = lo, b.c[m * p.cols + n + 1] = hi;
+      } else {
+        b.c[m * p.cols + n] = lo;
       }
     }
   };
@@ -111,12 +117,12 @@ std::string fp8_gemm_wgmma_unavailable(const Fp8GemmParams& p) {
 void fp8_gemm_wgmma_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void* stream) {
   if (const std::string why = fp8_gemm_wgmma_unavailable(p); !why.empty()) throw DeviceError("fp8_gemm_wgmma: " + why);
   if (p.rows == 0 || p.cols == 0) return;
-  wgmma_pipeline_allow_smem<fp8_gemm_wgmma_kernel>();
+  wgmma_pipeline_allow_smem<fp8_gemm_wgmma_kernel, kGemmSmemBytes>();
   const std::int64_t tiles = ((p.cols + kWgmmaTileN - 1) / kWgmmaTileN) * ((p.rows + kWgmmaCtaM - 1) / kWgmmaCtaM);
   // Persistent: at most one CTA per SM (run 53b: 1.08-1.18x over one CTA per tile at 32768 rows).
   const auto grid = static_cast<unsigned>(std::min<std::int64_t>(tiles, device_multiprocessors()));
   const WgmmaOperands maps = wgmma_operands(b.a, p.rows, b.b, p.cols, p.depth);
-  fp8_gemm_wgmma_kernel<<<grid, kWgmmaCtaThreads, kWgmmaPipelineBytes, static_cast<hipStream_t>(stream)>>>(p, b, maps);
+  fp8_gemm_wgmma_kernel<<<grid, kWgmmaCtaThreads, kGemmSmemBytes, static_cast<hipStream_t>(stream)>>>(p, b, maps);
   gpu_check_launch("fp8_gemm_wgmma_kernel");
 }
 

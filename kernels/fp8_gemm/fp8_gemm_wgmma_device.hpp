@@ -140,6 +140,20 @@ __device__ inline void mbar_wait(std::uint64_t* bar, std::uint32_t parity) {
 #endif
 
 #if FB_WGMMA_AVAILABLE
+// A 4-byte copy from global to shared memory that completes in the background (cp.async);
+// cp_async_wait_all waits for this thread's copies, a barrier then shows them to the others.
+__device__ inline void cp_async_4(void* dst, const void* src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(smem_address(dst)), "l"(src) : "memory");
+}
+__device__ inline void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+// A barrier among the `threads` threads (a multiple of 32) that name barrier `id` (1..15; 0 is
+// __syncthreads'): one consumer warpgroup, without the producer.
+__device__ inline void named_barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+#endif
+
+#if FB_WGMMA_AVAILABLE
 // Issues one 128-K block's partial of this warpgroup's 64 x 128 tile into `partial` (overwritten,
 // not added): four k32 steps, the first from zero, committed as one group; no wait. The tiles are
 // in shared memory, written by the TMA (the async proxy the matrix unit reads through).
@@ -249,13 +263,13 @@ __device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& m
 #endif
 }
 
-// Lets `kernel` use the pipeline's dynamic shared memory (more than the 48 KB a launch gets by
-// default); once per kernel, before its first launch.
-template <auto kKernel>
+// Lets `kernel` use kBytes of dynamic shared memory (the pipeline's by default: more than the 48 KB
+// a launch gets by default); once per kernel, before its first launch.
+template <auto kKernel, int kBytes = kWgmmaPipelineBytes>
 inline void wgmma_pipeline_allow_smem() {
   static const bool once = [] {
     gpu_check(hipFuncSetAttribute(reinterpret_cast<const void*>(kKernel), hipFuncAttributeMaxDynamicSharedMemorySize,
-                                  kWgmmaPipelineBytes),
+                                  kBytes),
               "hipFuncSetAttribute(wgmma pipeline shared memory)");
     return true;
   }();
