@@ -21,10 +21,6 @@
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_device.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_probe.hpp"
 
-#ifndef FB_WGMMA_STAGGER_NS
-#define FB_WGMMA_STAGGER_NS 1000
-#endif
-
 namespace fb {
 namespace {
 
@@ -58,11 +54,6 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_gemm_wgmma_kernel(Fp8
   const auto start = [&](const WgmmaUnit& w) {
 #pragma unroll
     for (int j = 0; j < kWgmmaAccRegs; ++j) acc[j] = 0.0f;
-#if FB_WGMMA_STAGGER_NS > 0
-    // Experiment (run 61): the second warpgroup starts late, so that the two warpgroups'
-    // epilogues need not fall together (each runs while the other's MMAs still can).
-    if (g == 1 && units_done == 0) __nanosleep(FB_WGMMA_STAGGER_NS);
-#endif
     float* s = unit_scales();
     const std::int64_t n = w.n0 + t, m = w.m0 + static_cast<std::int64_t>(g) * kWgmmaTileM + t;
     // Columns and rows past C read scale 0 (their outputs are never written).
