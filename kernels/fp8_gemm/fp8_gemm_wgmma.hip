@@ -81,14 +81,15 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_gemm_wgmma_kernel(Fp8
     const float as_lo = s[wgmma_acc_row(0)], as_hi = s[wgmma_acc_row(0) + 8];
     const float* col_scales = s + kWgmmaTileM;
     if (m0 + kWgmmaTileM <= p.rows && w.n0 + kWgmmaTileN <= p.cols && p.cols % 2 == 0) {
-      // A whole tile inside C (every tile at the m31 shapes): no bounds, a pair of columns per
+      // This warpgroup's 64 x 128 inside C (at the m31 shapes, every warpgroup with rows in C from
+      // M = 64 on): no bounds, a pair of columns per
       // conversion (cvt.rn.bf16x2.f32, the same bits as fp8_gemm_epilogue's rounding) and per
       // 4-byte store, the column offsets constants. Run 61's profile put this thread's epilogue
       // at about 19 instructions an element before (the scalar rounding and the bounds).
       auto* out_lo = reinterpret_cast<std::uint32_t*>(b.c + m_lo * p.cols + w.n0) + wgmma_acc_col(0) / 2;
       auto* out_hi = out_lo + 4 * p.cols;  // 8 rows down, in 4-byte pairs
 #pragma unroll
-      for (int q = 0; q < kWgmmaAccRegs / 4; ++q) {  // registers 4q .. 4q + 3: columns 8q + {0,1}, two rows
+      for (int q = 0; q < kWgmmaAccRegs / 4; ++q) {  // registers 4q .. 4q + 3: columns wgmma_acc_col(4q) + {0, 1}, rows lo and hi
         const float2 bs = *reinterpret_cast<const float2*>(col_scales + wgmma_acc_col(4 * q));
         const float lo0 = (acc[4 * q] * bs.x) * as_lo, lo1 = (acc[4 * q + 1] * bs.y) * as_lo;
         const float hi0 = (acc[4 * q + 2] * bs.x) * as_hi, hi1 = (acc[4 * q + 3] * bs.y) * as_hi;
