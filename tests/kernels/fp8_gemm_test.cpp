@@ -237,6 +237,9 @@ void expect_matrix_unit_claims(const Problem& q, DeviceProblem& d,
   EXPECT_EQ(d.run(q, launch, 0x5A), got) << "repeat " << what;
 }
 
+// The wgmma kernel at odd shapes: partial row and column tiles (the epilogue's edge path), odd N
+// (its 2-byte stores), whole tiles (the interior path), and more tiles than SMs (a CTA's second
+// tile reads the other scale buffer) on both paths: 1000 x 2201 is 8 x 18 tiles.
 TEST(Fp8GemmGpu, WgmmaWithinItsBoundsOfTheBlockedEmulationAtOddShapesAndRepeatsBitwise) {
   FB_SKIP_WITHOUT_GPU();
   if (const std::string why = fp8_gemm_wgmma_unavailable({64, 128, 128, Fp8Flavour::e4m3fn}); !why.empty())
@@ -245,7 +248,8 @@ TEST(Fp8GemmGpu, WgmmaWithinItsBoundsOfTheBlockedEmulationAtOddShapesAndRepeatsB
     std::int64_t m, n, k;
   };
   for (const Shape s : {Shape{1, 128, 128}, Shape{5, 136, 256}, Shape{17, 1536, 6144}, Shape{100, 256, 384},
-                        Shape{200, 768, 6144}, Shape{64, 128, 128}, Shape{129, 384, 1024}, Shape{257, 250, 768}}) {
+                        Shape{200, 768, 6144}, Shape{64, 128, 128}, Shape{129, 384, 1024}, Shape{257, 250, 768},
+                        Shape{131, 137, 256}, Shape{1000, 2201, 128}}) {
     for (auto dist : {Distribution::normal, Distribution::edge}) {
       const Problem q(s.m, s.n, s.k, Fp8Flavour::e4m3fn, dist, static_cast<std::uint64_t>(s.m * 3 + s.k));
       DeviceProblem d(q);
