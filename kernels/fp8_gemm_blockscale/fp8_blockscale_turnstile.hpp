@@ -11,8 +11,9 @@
 // pattern kernels/router/router_device.hpp keeps on AMD: LLVM's AMDGPU sequences for "stores,
 // workgroup barrier, another thread's agent-scope release" needed fixes in 2025, llvm-project PRs
 // 160501 and 161638).
-// Progress: the grid's slice index is its slowest dimension, so every block of slice s - 1 is
-// dispatched before any block of slice s that waits on it (in-order block dispatch).
+// Progress: the plain kernel's grid has the slice as its slowest dimension, so every block of
+// slice s - 1 is dispatched before any block of slice s that waits on it (in-order block
+// dispatch); the persistent wgmma kernel's argument is in fp8_blockscale_wgmma.hip.
 #pragma once
 
 #include <cstdint>
@@ -22,18 +23,29 @@
 
 namespace fb {
 
-__device__ inline void turnstile_wait(std::uint32_t* ticket, std::uint32_t epoch, std::int64_t slice) {
-  if (slice > 0 && threadIdx.x == 0) {
-    const std::uint32_t want = blockscale_ticket(epoch, slice);
-    while (atomicAdd(ticket, 0u) != want) {
+// The one thread's halves of the turnstile, for kernels whose barrier is not __syncthreads (the
+// wgmma kernel's consumer warpgroups, without the producer that runs ahead): turnstile_spin waits
+// for turn `slice` and fences (call it, then the barrier that releases the other threads);
+// turnstile_hand_on fences and hands the turn on (call it after the barrier that collects the
+// other threads' stores; on AMD every thread fences before that barrier as well, see above).
+__device__ inline void turnstile_spin(std::uint32_t* ticket, std::uint32_t epoch, std::int64_t slice) {
+  const std::uint32_t want = blockscale_ticket(epoch, slice);
+  while (atomicAdd(ticket, 0u) != want) {
 #if defined(__HIPCC__)
-      __builtin_amdgcn_s_sleep(1);
+    __builtin_amdgcn_s_sleep(1);
 #else
-      __nanosleep(64);
+    __nanosleep(64);
 #endif
-    }
-    __threadfence();
   }
+  __threadfence();
+}
+__device__ inline void turnstile_hand_on(std::uint32_t* ticket, std::uint32_t epoch, std::int64_t slice) {
+  __threadfence();
+  atomicExch(ticket, blockscale_ticket(epoch, slice + 1));
+}
+
+__device__ inline void turnstile_wait(std::uint32_t* ticket, std::uint32_t epoch, std::int64_t slice) {
+  if (slice > 0 && threadIdx.x == 0) turnstile_spin(ticket, epoch, slice);
   __syncthreads();
 }
 
@@ -47,10 +59,7 @@ __device__ inline void turnstile_pass(std::uint32_t* ticket, std::uint32_t epoch
   // threads, 5 % of the wgmma kernel's samples at K = 768 in run 58p); one fence after the barrier
   // orders the same stores.
   __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence();
-    atomicExch(ticket, blockscale_ticket(epoch, slice + 1));
-  }
+  if (threadIdx.x == 0) turnstile_hand_on(ticket, epoch, slice);
 #endif
 }
 

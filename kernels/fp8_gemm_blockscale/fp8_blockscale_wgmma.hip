@@ -1,14 +1,20 @@
-// The block-scale fp8 GEMM on the matrix units (wgmma, sm_90a), split-K: a CTA computes a 128 x 128
-// tile's slice, two consumer warpgroups of 64 rows fed by a TMA producer (wgmma_pipeline).
+// The block-scale fp8 GEMM on the matrix units (wgmma, sm_90a), split-K: a persistent CTA (one per
+// SM) computes units in turn, a unit being one 128 x 128 tile's slice, with two consumer warpgroups
+// of 64 rows fed by a TMA producer (wgmma_pipeline) that runs on into the next unit while this
+// one waits for its turn and adds into acc.
 // For each 128-K block of its slice in order the matrix unit forms a warpgroup's partial (4 k32
 // steps from zero), promoted on the CUDA cores: part = fma(partial, fl(a_s * b_s), part), a_s the 1x128
 // scale of the register's row and b_s the tile's one 128x128 scale. Then the tile's turnstile adds the slice
 // into acc in slice order. Deterministic (fixed instruction sequence, ordered slices); against the
 // blocked emulation within the bound of kernels/fp8_gemm/fp8_gemm_bounds.hpp.
+// Until run 62 a CTA was one unit (grid N/128 x M/128 x S, the turnstile over all 384 threads).
+#include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "core/errors.hpp"
 #include "kernels/common/gpu_check.hpp"
+#include "kernels/common/multiprocessors.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_device.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_probe.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale.hpp"
@@ -18,36 +24,54 @@
 namespace fb {
 namespace {
 
+// The named barrier (1..15) of the two consumer warpgroups around the turnstile's adds.
+constexpr int kTurnstileBarrier = 1;
+constexpr int kConsumerThreads = kWgmmaConsumerGroups * kWgmmaThreads;
+
+// Units are numbered u = slice * tiles + tile (tile = m-tile * N/128 + n-block, N fastest), and CTA c
+// of G takes units c, c + G, ... in increasing order. A unit waits only on the unit one slice
+// before it, a lower number, so the lowest unfinished unit can always run: its CTA has finished
+// its earlier (lower) units, and the unit it waits on is lower still. That needs every CTA resident
+// at once: G is at most the SM count and a CTA takes an SM's shared memory (one per SM).
+// The CTAs in flight at any time hold consecutive units, so they share A tiles through L2 as a
+// one-tile-per-CTA grid did.
 __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kernel(Fp8BlockscaleParams p,
                                                                              Fp8BlockscaleBuffers b,
                                                                              std::uint32_t epoch,
                                                                              const FB_GRID_CONSTANT WgmmaOperands maps) {
 #if FB_WGMMA_AVAILABLE
   extern __shared__ __align__(128) std::uint8_t smem[];
-  const std::int64_t nb = blockIdx.x, s = blockIdx.z;
-  const std::int64_t n0 = nb * kWgmmaTileN;
-  // This consumer warpgroup's rows start at m0 (the producer's m0 is unused).
-  const std::int64_t cta_m0 = static_cast<std::int64_t>(blockIdx.y) * kWgmmaCtaM;
-  const std::int64_t m0 = cta_m0 + static_cast<std::int64_t>(wgmma_consumer_group() % kWgmmaConsumerGroups) * kWgmmaTileM;
-  const std::int64_t kb_count = p.k_blocks();
-  // This thread's two rows (fragment rows r and r + 8); rows past M read scale 0.
-  const std::int64_t row_lo = m0 + wgmma_acc_row(0), row_hi = m0 + wgmma_acc_row(2);
-  float part[kWgmmaAccRegs];
-#pragma unroll
-  for (int j = 0; j < kWgmmaAccRegs; ++j) part[j] = 0.0f;
-  // Block kb's three scales are loaded during block kb's product (after block kb - 1's promotion).
-  const std::int64_t kb_begin = p.slice_begin(s), kb_end = p.slice_begin(s + 1);
-  float as_lo = 0.0f, as_hi = 0.0f, bs = 0.0f;
-  auto load_scales = [&](std::int64_t kb) {
-    as_lo = row_lo < p.rows ? b.a_scale[row_lo * kb_count + kb] : 0.0f;
-    as_hi = row_hi < p.rows ? b.a_scale[row_hi * kb_count + kb] : 0.0f;
-    bs = b.b_scale[nb * kb_count + kb];
-  };
-  if (kb_begin < kb_end && !wgmma_is_producer()) load_scales(kb_begin);
-  // One unit: this CTA's tile and slice (the turnstile below needs every thread, producer included).
+  const std::int64_t n_blocks = p.n_blocks(), kb_count = p.k_blocks();
+  const std::int64_t tiles = n_blocks * ((p.rows + kWgmmaCtaM - 1) / kWgmmaCtaM);
+  const std::int64_t units = tiles * p.slices;
   const auto unit = [&](int i, WgmmaUnit& w) {
-    w = WgmmaUnit{cta_m0, n0, kb_begin, kb_end};
-    return i == 0;
+    const std::int64_t u = blockIdx.x + static_cast<std::int64_t>(i) * gridDim.x;
+    const std::int64_t s = u / tiles, tile = u % tiles;
+    w = WgmmaUnit{(tile / n_blocks) * kWgmmaCtaM, (tile % n_blocks) * kWgmmaTileN, p.slice_begin(s),
+                  p.slice_begin(s + 1)};
+    return u < units;
+  };
+  // This consumer thread's unit (its number, slice and tile), the offsets of its two rows' scales
+  // (fragment rows r and r + 8; -1 past M: scale 0) and of the tile's, its slice's partial sum,
+  // and block kb's three scales, loaded during block kb's product (after block kb - 1's
+  // promotion). 32-bit state: with 64-bit indices the kernel spilled (168 registers at most).
+  const int g_row = (wgmma_consumer_group() % kWgmmaConsumerGroups) * kWgmmaTileM;
+  int u = static_cast<int>(blockIdx.x), a_lo = 0, a_hi = 0, b_at = 0;
+  float part[kWgmmaAccRegs];
+  float as_lo = 0.0f, as_hi = 0.0f, bs = 0.0f;
+  auto load_scales = [&](int kb) {
+    as_lo = a_lo >= 0 ? b.a_scale[a_lo + kb] : 0.0f;
+    as_hi = a_hi >= 0 ? b.a_scale[a_hi + kb] : 0.0f;
+    bs = b.b_scale[b_at + kb];
+  };
+  const auto start = [&](const WgmmaUnit& w) {
+    const std::int64_t row_lo = w.m0 + g_row + wgmma_acc_row(0), row_hi = row_lo + 8;
+    a_lo = row_lo < p.rows ? static_cast<int>(row_lo * kb_count) : -1;
+    a_hi = row_hi < p.rows ? static_cast<int>(row_hi * kb_count) : -1;
+    b_at = static_cast<int>((w.n0 / kWgmmaTileN) * kb_count);
+#pragma unroll
+    for (int j = 0; j < kWgmmaAccRegs; ++j) part[j] = 0.0f;
+    if (w.kb_begin < w.kb_end) load_scales(static_cast<int>(w.kb_begin));
   };
   const auto promote = [&](std::int64_t kb, const float* partial) {
     // The scales' product once per row and block, then one fma per element (fp8_blockscale_math.hpp).
@@ -55,18 +79,27 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
 #pragma unroll
     for (int j = 0; j < kWgmmaAccRegs; ++j)
       part[j] = blockscale_promote_scaled(part[j], partial[j], (j / 2) % 2 ? scale_hi : scale_lo);
-    if (kb + 1 < kb_end) load_scales(kb + 1);
+    // The next block's (within K even past the slice: no slice end to keep in a register).
+    load_scales(static_cast<int>(kb + 1 < kb_count ? kb + 1 : kb));
   };
-  wgmma_pipeline(smem, maps, p.rows, unit, [](const WgmmaUnit&) {}, promote, [](const WgmmaUnit&) {});
-  std::uint32_t* ticket = b.tickets + static_cast<std::int64_t>(blockIdx.y) * p.n_blocks() + nb;
-  // Every thread of the CTA takes part in the turnstile's barriers; the producer adds nothing.
-  turnstile_wait(ticket, epoch, s);
-  const bool last = s == p.slices - 1;
-  if (!wgmma_is_producer()) {
+  // The turnstile over the two consumer warpgroups (the producer thread is meanwhile loading the
+  // next unit's blocks): thread 0 waits for the slice's turn and a barrier releases the others;
+  // each adds its registers into acc; a barrier collects their stores and thread 0 hands the turn
+  // on. With one slice nobody waits, so neither barrier is needed.
+  const auto finish = [&](const WgmmaUnit&) {
+    const int slice = u / static_cast<int>(tiles), tile = u % static_cast<int>(tiles);
+    std::uint32_t* ticket = b.tickets + tile;
+    const std::int64_t n0 = static_cast<std::int64_t>(tile % n_blocks) * kWgmmaTileN;
+    const std::int64_t row_lo = (tile / n_blocks) * kWgmmaCtaM + g_row + wgmma_acc_row(0), row_hi = row_lo + 8;
+    const bool split = p.slices > 1, last = slice == p.slices - 1;
+    if (split) {
+      if (slice > 0 && threadIdx.x == 0) turnstile_spin(ticket, epoch, slice);
+      named_barrier_sync(kTurnstileBarrier, kConsumerThreads);
+    }
     // Registers j and j + 1 are adjacent columns of one row (N is a multiple of 128): one 8-byte
     // access to acc and one 4-byte store to C per pair. In each half of the registers every prior
     // sum is read before any is written, so the reads overlap (half at a time: all 64 at once
-    // spilled registers).
+    // spilled registers). acc is read even with one slice: it holds the start (the F7 contract).
     const float* row_acc[2] = {b.acc + row_lo * p.cols + n0, b.acc + row_hi * p.cols + n0};
     constexpr int kHalf = kWgmmaAccRegs / 2;
 #pragma unroll
@@ -86,8 +119,13 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
           turnstile_write_pair(b.acc, b.c, m * p.cols + n, prior[(j - h * kHalf) / 2], part[j], part[j + 1], last);
       }
     }
-  }
-  turnstile_pass(ticket, epoch, s);
+    if (split) {
+      named_barrier_sync(kTurnstileBarrier, kConsumerThreads);
+      if (threadIdx.x == 0) turnstile_hand_on(ticket, epoch, slice);
+    }
+    u += gridDim.x;
+  };
+  wgmma_pipeline(smem, maps, p.rows, unit, start, promote, finish);
 #else
   (void)p;
   (void)b;
@@ -107,9 +145,13 @@ void fp8_blockscale_wgmma_launch(const Fp8BlockscaleParams& p, const Fp8Blocksca
   if (const std::string why = fp8_blockscale_wgmma_unavailable(p); !why.empty())
     throw DeviceError("fp8_blockscale_wgmma: " + why);
   if (p.rows == 0) return;
+  const std::int64_t units = p.n_blocks() * ((p.rows + kWgmmaCtaM - 1) / kWgmmaCtaM) * p.slices;
+  if (p.rows * p.k_blocks() > INT32_MAX || units > INT32_MAX)
+    throw InputError("fp8_blockscale_wgmma: more than 2^31 row scales or units (" + std::to_string(p.rows) +
+                     " rows)");
   wgmma_pipeline_allow_smem<fp8_blockscale_wgmma_kernel>();
-  const dim3 grid(static_cast<unsigned>(p.n_blocks()), static_cast<unsigned>((p.rows + kWgmmaCtaM - 1) / kWgmmaCtaM),
-                  static_cast<unsigned>(p.slices));
+  // Persistent, at most one CTA per SM: the turnstile's progress needs them all resident (above).
+  const auto grid = static_cast<unsigned>(std::min<std::int64_t>(units, device_multiprocessors()));
   fp8_blockscale_wgmma_kernel<<<grid, kWgmmaCtaThreads, kWgmmaPipelineBytes, static_cast<hipStream_t>(stream)>>>(
       p, b, next_blockscale_epoch(), wgmma_operands(b.a, p.rows, b.b, p.cols, p.depth));
   gpu_check_launch("fp8_blockscale_wgmma_kernel");

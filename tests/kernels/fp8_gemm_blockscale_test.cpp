@@ -244,7 +244,10 @@ TEST(Fp8BlockscaleGpu, WgmmaWithinItsBudgetAtOddShapesAndRepeatsBitwise) {
   };
   for (const Shape sh : {Shape{1, 128, 128, 1}, Shape{5, 256, 768, 2}, Shape{17, 2304, 6144, 4}, Shape{100, 768, 6144, 1},
                          Shape{200, 2048, 768, 6}, Shape{64, 128, 1024, 8}, Shape{129, 256, 1024, 2},
-                         Shape{257, 384, 768, 1}}) {
+                         Shape{257, 384, 768, 1},
+                         // 144 tiles x 3 slices: more units than an H200's 132 SMs, so persistent
+                         // CTAs wait on slices that other CTAs reach only on their later units.
+                         Shape{300, 6144, 384, 3}}) {
     const Problem q(sh.m, sh.n, sh.k, sh.s, Distribution::normal, static_cast<std::uint64_t>(sh.m * 7 + sh.s));
     DeviceProblem d(q);
     const std::vector<std::uint16_t> got = d.run(q, fp8_blockscale_wgmma_launch, 0xFF);
