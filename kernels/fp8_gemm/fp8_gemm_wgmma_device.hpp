@@ -156,13 +156,15 @@ __device__ inline void named_barrier_sync(int id, int threads) {
 #if FB_WGMMA_AVAILABLE
 // Issues one 128-K block's partial of this warpgroup's 64 x 128 tile into `partial` (overwritten,
 // not added): four k32 steps, the first from zero, committed as one group; no wait. The tiles are
-// in shared memory, written by the TMA (the async proxy the matrix unit reads through).
-__device__ inline void wgmma_issue_block(float* partial, const std::uint8_t* tile_a, const std::uint8_t* tile_b) {
+// in shared memory, written by the TMA (the async proxy the matrix unit reads through), and named
+// by their descriptors (wgmma_descriptor): step s starts 32 s bytes in, 2 s in the descriptor's
+// address field (16-byte units; it cannot carry, shared memory ending below 2^18 bytes).
+__device__ inline void wgmma_issue_block(float* partial, std::uint64_t desc_a, std::uint64_t desc_b) {
   wgmma_fence_registers(partial);
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
   for (int s = 0; s < kWgmmaTileK / 32; ++s)
-    wgmma_m64n128k32_e4m3(partial, wgmma_descriptor(tile_a + 32 * s), wgmma_descriptor(tile_b + 32 * s), s > 0);
+    wgmma_m64n128k32_e4m3(partial, desc_a + 2 * s, desc_b + 2 * s, s > 0);
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
 // Waits for this warpgroup's committed blocks; `partial` is read only after this point.
@@ -239,6 +241,12 @@ __device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& m
     return;
   }
   const int g = wgmma_consumer_group();
+  // Stage s's descriptors are stage 0's plus s stages (in the address field's 16-byte units), so
+  // nothing between a stage's `full` wait and its MMAs computes an address (until run 62 about 60
+  // instructions a block did, on that path).
+  const std::uint64_t desc_a0 = wgmma_descriptor(smem + g * kWgmmaTileM * kWgmmaTileK);
+  const std::uint64_t desc_b0 = wgmma_descriptor(smem + kA);
+  constexpr std::uint64_t kStageDesc = kWgmmaStageBytes >> 4;
   for (int u = 0; unit(u, w); ++u) {
     // Defined afresh per unit: the issue's register fence reads `partial`, so without this its 64
     // registers stay live through finish(w) beside the epilogue's (the persistent block-scale
@@ -251,11 +259,10 @@ __device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& m
     for (std::int64_t kb = w.kb_begin; kb < w.kb_end; ++kb, ++it) {
       const int s = static_cast<int>(it % kWgmmaStages);
       mbar_wait(&full[s], static_cast<std::uint32_t>((it / kWgmmaStages) & 1));
-      const std::uint8_t* stage = smem + s * kWgmmaStageBytes;
       // The TMA and the matrix unit both work in the async proxy: the completed phase of `full`
       // is all the ordering the reads need.
       if (active) {
-        wgmma_issue_block(partial, stage + g * kWgmmaTileM * kWgmmaTileK, stage + kA);
+        wgmma_issue_block(partial, desc_a0 + s * kStageDesc, desc_b0 + s * kStageDesc);
         wgmma_wait_block(partial);
       }
       mbar_arrive(&empty[s]);

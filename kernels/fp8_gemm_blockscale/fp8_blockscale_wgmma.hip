@@ -151,7 +151,13 @@ void fp8_blockscale_wgmma_launch(const Fp8BlockscaleParams& p, const Fp8Blocksca
                      " rows)");
   wgmma_pipeline_allow_smem<fp8_blockscale_wgmma_kernel>();
   // Persistent, at most one CTA per SM: the turnstile's progress needs them all resident (above).
+  // FB_BLOCKSCALE_CTA_PER_UNIT (experiment knob, build time) launches a CTA per unit instead, as
+  // until run 62; its progress is then the plain kernel's (slice-major, in-order dispatch).
+#if defined(FB_BLOCKSCALE_CTA_PER_UNIT)
+  const auto grid = static_cast<unsigned>(units);
+#else
   const auto grid = static_cast<unsigned>(std::min<std::int64_t>(units, device_multiprocessors()));
+#endif
   fp8_blockscale_wgmma_kernel<<<grid, kWgmmaCtaThreads, kWgmmaPipelineBytes, static_cast<hipStream_t>(stream)>>>(
       p, b, next_blockscale_epoch(), wgmma_operands(b.a, p.rows, b.b, p.cols, p.depth));
   gpu_check_launch("fp8_blockscale_wgmma_kernel");
