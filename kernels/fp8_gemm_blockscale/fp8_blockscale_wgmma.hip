@@ -31,8 +31,9 @@ constexpr int kConsumerThreads = kWgmmaConsumerGroups * kWgmmaThreads;
 // Units are numbered u = slice * tiles + tile (tile = m-tile * N/128 + n-block, N fastest), and CTA c
 // of G takes units c, c + G, ... in increasing order. A unit waits only on the unit one slice
 // before it, a lower number, so the lowest unfinished unit can always run: its CTA has finished
-// its earlier (lower) units, and the unit it waits on is lower still. That needs every CTA resident
-// at once: G is at most the SM count and a CTA takes an SM's shared memory (one per SM).
+// its earlier (lower) units, and the unit it waits on is lower still. That needs every CTA to get
+// an SM while the others spin: G is at most the SM count and a CTA takes an SM's shared memory
+// (one per SM), so the other G - 1 cannot hold them all (README: "Split-K without atomics").
 // The CTAs in flight at any time hold consecutive units, so they share A tiles through L2 as a
 // one-tile-per-CTA grid did.
 __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kernel(Fp8BlockscaleParams p,
@@ -150,7 +151,7 @@ void fp8_blockscale_wgmma_launch(const Fp8BlockscaleParams& p, const Fp8Blocksca
     throw InputError("fp8_blockscale_wgmma: more than 2^31 row scales or units (" + std::to_string(p.rows) +
                      " rows)");
   wgmma_pipeline_allow_smem<fp8_blockscale_wgmma_kernel>();
-  // Persistent, at most one CTA per SM: the turnstile's progress needs them all resident (above).
+  // Persistent, at most one CTA per SM: the turnstile's progress needs each to find an SM (above).
   // FB_BLOCKSCALE_CTA_PER_UNIT (experiment knob, build time) launches a CTA per unit instead, as
   // until run 62; its progress is then the plain kernel's (slice-major, in-order dispatch).
 #if defined(FB_BLOCKSCALE_CTA_PER_UNIT)
