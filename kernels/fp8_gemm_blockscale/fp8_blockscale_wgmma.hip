@@ -19,6 +19,7 @@
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_probe.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale_epoch.hpp"
+#include "kernels/fp8_gemm_blockscale/fp8_blockscale_schedule.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale_turnstile.hpp"
 
 namespace fb {
@@ -28,29 +29,22 @@ namespace {
 constexpr int kTurnstileBarrier = 1;
 constexpr int kConsumerThreads = kWgmmaConsumerGroups * kWgmmaThreads;
 
-// Units are numbered u = slice * tiles + tile (tile = m-tile * N/128 + n-block, N fastest), and CTA c
-// of G takes units c, c + G, ... in increasing order. A unit waits only on the unit one slice
-// before it, a lower number, so the lowest unfinished unit can always run: its CTA has finished
-// its earlier (lower) units, and the unit it waits on is lower still. That needs every CTA to get
-// an SM while the others spin: G is at most the SM count and a CTA takes an SM's shared memory
-// (one per SM), so the other G - 1 cannot hold them all (README: "Split-K without atomics").
-// The CTAs in flight at any time hold consecutive units, so they share A tiles through L2 as a
-// one-tile-per-CTA grid did.
+// The schedule (units, their order, what each waits on, why it always progresses):
+// fp8_blockscale_schedule.hpp.
 __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kernel(Fp8BlockscaleParams p,
                                                                              Fp8BlockscaleBuffers b,
                                                                              std::uint32_t epoch,
                                                                              const FB_GRID_CONSTANT WgmmaOperands maps) {
 #if FB_WGMMA_AVAILABLE
   extern __shared__ __align__(128) std::uint8_t smem[];
-  const std::int64_t n_blocks = p.n_blocks(), kb_count = p.k_blocks();
-  const std::int64_t tiles = n_blocks * ((p.rows + kWgmmaCtaM - 1) / kWgmmaCtaM);
-  const std::int64_t units = tiles * p.slices;
+  const std::int64_t kb_count = p.k_blocks();
+  const BlockscaleSchedule<std::int64_t> schedule = blockscale_schedule(p, kWgmmaCtaM);
+  const BlockscaleSchedule<int> schedule32 = schedule.narrow();  // the epilogue's (fewer registers)
   const auto unit = [&](int i, WgmmaUnit& w) {
-    const std::int64_t u = blockIdx.x + static_cast<std::int64_t>(i) * gridDim.x;
-    const std::int64_t s = u / tiles, tile = u % tiles;
-    w = WgmmaUnit{(tile / n_blocks) * kWgmmaCtaM, (tile % n_blocks) * kWgmmaTileN, p.slice_begin(s),
+    const std::int64_t u = schedule.unit(blockIdx.x, i, gridDim.x), s = schedule.slice(u);
+    w = WgmmaUnit{schedule.m_tile(u) * kWgmmaCtaM, schedule.n_block(u) * kWgmmaTileN, p.slice_begin(s),
                   p.slice_begin(s + 1)};
-    return u < units;
+    return u < schedule.units();
   };
   // This consumer thread's unit (its number, slice and tile), the offsets of its two rows' scales
   // (fragment rows r and r + 8; -1 past M: scale 0) and of the tile's, its slice's partial sum,
@@ -88,10 +82,11 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
   // each adds its registers into acc; a barrier collects their stores and thread 0 hands the turn
   // on. With one slice nobody waits, so neither barrier is needed.
   const auto finish = [&](const WgmmaUnit&) {
-    const int slice = u / static_cast<int>(tiles), tile = u % static_cast<int>(tiles);
-    std::uint32_t* ticket = b.tickets + tile;
-    const std::int64_t n0 = static_cast<std::int64_t>(tile % n_blocks) * kWgmmaTileN;
-    const std::int64_t row_lo = (tile / n_blocks) * kWgmmaCtaM + g_row + wgmma_acc_row(0), row_hi = row_lo + 8;
+    const int slice = schedule32.slice(u);
+    std::uint32_t* ticket = b.tickets + schedule32.tile(u);
+    const std::int64_t n0 = static_cast<std::int64_t>(schedule32.n_block(u)) * kWgmmaTileN;
+    const std::int64_t row_lo = static_cast<std::int64_t>(schedule32.m_tile(u)) * kWgmmaCtaM + g_row + wgmma_acc_row(0);
+    const std::int64_t row_hi = row_lo + 8;
     const bool split = p.slices > 1, last = slice == p.slices - 1;
     if (split) {
       if (slice > 0 && threadIdx.x == 0) turnstile_spin(ticket, epoch, slice);
@@ -124,7 +119,7 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
       named_barrier_sync(kTurnstileBarrier, kConsumerThreads);
       if (threadIdx.x == 0) turnstile_hand_on(ticket, epoch, slice);
     }
-    u += gridDim.x;
+    u += static_cast<int>(gridDim.x);  // this CTA's next unit (BlockscaleSchedule::unit)
   };
   wgmma_pipeline(smem, maps, p.rows, unit, start, promote, finish);
 #else
@@ -146,12 +141,13 @@ void fp8_blockscale_wgmma_launch(const Fp8BlockscaleParams& p, const Fp8Blocksca
   if (const std::string why = fp8_blockscale_wgmma_unavailable(p); !why.empty())
     throw DeviceError("fp8_blockscale_wgmma: " + why);
   if (p.rows == 0) return;
-  const std::int64_t units = p.n_blocks() * ((p.rows + kWgmmaCtaM - 1) / kWgmmaCtaM) * p.slices;
+  const std::int64_t units = blockscale_schedule(p, kWgmmaCtaM).units();
   if (p.rows * p.k_blocks() > INT32_MAX || units > INT32_MAX)
     throw InputError("fp8_blockscale_wgmma: more than 2^31 row scales or units (" + std::to_string(p.rows) +
                      " rows)");
   wgmma_pipeline_allow_smem<fp8_blockscale_wgmma_kernel>();
-  // Persistent, at most one CTA per SM: the turnstile's progress needs each to find an SM (above).
+  // Persistent, at most one CTA per SM: the turnstile's progress needs each to find an SM
+  // (fp8_blockscale_schedule.hpp).
   // FB_BLOCKSCALE_CTA_PER_UNIT (experiment knob, build time) launches a CTA per unit instead, as
   // until run 62; its progress is then the plain kernel's (slice-major, in-order dispatch).
 #if defined(FB_BLOCKSCALE_CTA_PER_UNIT)

@@ -1,0 +1,48 @@
+// The persistent wgmma kernel's schedule (fp8_blockscale_wgmma.hip), host and device code, so that
+// a CPU test runs the same arithmetic through a simulation of the turnstile
+// (tests/kernels/fp8_gemm_blockscale_test.cpp, BlockscaleSchedule*).
+//
+// A unit is one kWgmmaCtaM x 128 tile's split-K slice. Units are numbered slice-major,
+// u = slice * tiles + tile, with tile = m-tile * n_blocks + n-block (N fastest, so the CTAs in flight
+// share A tiles through L2). CTA c of G takes units c, c + G, c + 2G, ... in increasing order. Unit
+// u's turnstile waits for the turn its tile's previous slice hands on: unit u - tiles, a lower
+// number. So the lowest unfinished unit can always run (its CTA has finished its earlier, lower
+// units, and the unit it waits on is lower still), as long as every CTA gets an SM while others
+// spin: the launcher keeps G at most the SM count, one CTA per SM.
+// Int is the kernel's choice of index type: 64-bit where the units are handed out, 32-bit in the
+// epilogue (the launcher refuses more than 2^31 units).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/fp8_gemm_blockscale/fp8_blockscale.hpp"
+#include "reference/codecs/host_device.hpp"
+
+namespace fb {
+
+template <class Int>
+struct BlockscaleSchedule {
+  Int n_blocks = 0;  // N / 128: tiles along N
+  Int tiles = 0;     // output tiles: n_blocks x m-tiles
+  Int slices = 1;    // S
+
+  FB_HD Int units() const { return tiles * slices; }
+  // CTA `cta`'s i-th unit of `ctas` (past units() when it has no more).
+  FB_HD Int unit(Int cta, Int i, Int ctas) const { return cta + i * ctas; }
+  FB_HD Int slice(Int u) const { return u / tiles; }
+  FB_HD Int tile(Int u) const { return u % tiles; }  // its turnstile's ticket
+  FB_HD Int m_tile(Int u) const { return tile(u) / n_blocks; }
+  FB_HD Int n_block(Int u) const { return tile(u) % n_blocks; }
+  // The unit whose turn comes just before u's (the same tile's previous slice), or -1 for slice 0.
+  FB_HD Int waits_on(Int u) const { return u < tiles ? Int(-1) : u - tiles; }
+  FB_HD BlockscaleSchedule<int> narrow() const {
+    return {static_cast<int>(n_blocks), static_cast<int>(tiles), static_cast<int>(slices)};
+  }
+};
+
+// The schedule of a launch whose tiles are `tile_rows` rows high.
+FB_HD BlockscaleSchedule<std::int64_t> blockscale_schedule(const Fp8BlockscaleParams& p, std::int64_t tile_rows) {
+  return {p.n_blocks(), p.n_blocks() * ((p.rows + tile_rows - 1) / tile_rows), p.slices};
+}
+
+}  // namespace fb

@@ -1,0 +1,150 @@
+// The persistent block-scale wgmma kernel's schedule (fp8_blockscale_schedule.hpp: the arithmetic
+// the kernel runs), on the CPU: every (tile, slice) is exactly one unit, a CTA's units increase, a
+// unit waits only on a lower one, the 32-bit copy agrees with the 64-bit one, and G CTAs that each
+// take their next unit once its turn has come finish every launch, for G from 1 to the unit count.
+// The simulation can fail: CTAs walking their units backwards deadlock, and it says so.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kernels/fp8_gemm/fp8_gemm_wgmma_layout.hpp"
+#include "kernels/fp8_gemm_blockscale/fp8_blockscale.hpp"
+#include "kernels/fp8_gemm_blockscale/fp8_blockscale_schedule.hpp"
+
+namespace fb {
+namespace {
+
+using Schedule = BlockscaleSchedule<std::int64_t>;
+using CtaOrder = std::function<std::vector<std::int64_t>(const Schedule&, std::int64_t cta, std::int64_t ctas)>;
+
+// The kernel's order: CTA c takes c, c + G, ... while below units().
+std::vector<std::int64_t> kernel_order(const Schedule& s, std::int64_t cta, std::int64_t ctas) {
+  std::vector<std::int64_t> units;
+  for (std::int64_t i = 0; s.unit(cta, i, ctas) < s.units(); ++i) units.push_back(s.unit(cta, i, ctas));
+  return units;
+}
+
+// Every CTA resident; in each round each CTA takes its next unit if the unit it waits on is done.
+// Returns false when a round moves nothing while units remain (the turnstile would spin forever).
+bool runs_to_the_end(const Schedule& s, std::int64_t ctas, const CtaOrder& order) {
+  std::vector<std::vector<std::int64_t>> queue;
+  for (std::int64_t c = 0; c < ctas; ++c) queue.push_back(order(s, c, ctas));
+  std::vector<std::size_t> next(static_cast<std::size_t>(ctas), 0);
+  std::vector<bool> done(static_cast<std::size_t>(s.units()), false);
+  std::int64_t left = s.units();
+  while (left > 0) {
+    bool moved = false;
+    for (std::int64_t c = 0; c < ctas; ++c) {
+      auto& at = next[static_cast<std::size_t>(c)];
+      const auto& q = queue[static_cast<std::size_t>(c)];
+      if (at == q.size()) continue;
+      const std::int64_t u = q[at], before = s.waits_on(u);
+      if (before >= 0 && !done[static_cast<std::size_t>(before)]) continue;
+      done[static_cast<std::size_t>(u)] = true;
+      ++at, --left, moved = true;
+    }
+    if (!moved) return false;
+  }
+  return true;
+}
+
+struct Shape {
+  std::int64_t m, n, k, s;
+};
+
+std::vector<Shape> shapes() {
+  std::vector<Shape> out;
+  // The m31 points (qkv, o_proj, shared down at M = 3 .. 32768, S = 1, 2, 4), odd M and S = 3, 6.
+  for (const std::int64_t m : {1, 3, 129, 192, 300, 4096, 32768})
+    for (const auto& [n, k] : std::vector<std::pair<std::int64_t, std::int64_t>>{{2304, 6144}, {6144, 2048}, {6144, 768}, {128, 768}})
+      for (const std::int64_t s : {1, 2, 3, 4, 6}) out.push_back({m, n, k, s});
+  return out;
+}
+
+std::string name(const Shape& sh) {
+  return "M=" + std::to_string(sh.m) + " N=" + std::to_string(sh.n) + " K=" + std::to_string(sh.k) +
+         " S=" + std::to_string(sh.s);
+}
+
+TEST(Fp8BlockscaleSchedule, EveryTileSliceIsOneUnitAndTheIndicesAgree) {
+  for (const Shape& sh : shapes()) {
+    const Fp8BlockscaleParams p{sh.m, sh.n, sh.k, sh.s};
+    const Schedule s = blockscale_schedule(p, kWgmmaCtaM);
+    const BlockscaleSchedule<int> s32 = s.narrow();
+    const std::int64_t m_tiles = (sh.m + kWgmmaCtaM - 1) / kWgmmaCtaM;
+    ASSERT_EQ(s.tiles, m_tiles * (sh.n / 128)) << name(sh);
+    ASSERT_EQ(s.units(), s.tiles * sh.s) << name(sh);
+    std::vector<int> seen(static_cast<std::size_t>(s.units()), 0);
+    for (std::int64_t u = 0; u < s.units(); ++u) {
+      const std::int64_t slice = s.slice(u), tile = s.tile(u);
+      ASSERT_LT(slice, sh.s) << name(sh);
+      ASSERT_LT(s.m_tile(u), m_tiles) << name(sh);
+      ASSERT_LT(s.n_block(u), s.n_blocks) << name(sh);
+      ASSERT_EQ(s.m_tile(u) * s.n_blocks + s.n_block(u), tile) << name(sh);
+      ++seen[static_cast<std::size_t>(slice * s.tiles + tile)];
+      // The epilogue's 32-bit copy names the same unit.
+      const int u32 = static_cast<int>(u);
+      ASSERT_EQ(s32.slice(u32), slice) << name(sh);
+      ASSERT_EQ(s32.tile(u32), tile) << name(sh);
+      ASSERT_EQ(s32.m_tile(u32), s.m_tile(u)) << name(sh);
+      ASSERT_EQ(s32.n_block(u32), s.n_block(u)) << name(sh);
+      // A unit waits on its tile's previous slice, a lower number; slice 0 on nothing.
+      const std::int64_t before = s.waits_on(u);
+      if (slice == 0) {
+        ASSERT_EQ(before, -1) << name(sh);
+      } else {
+        ASSERT_LT(before, u) << name(sh);
+        ASSERT_EQ(s.tile(before), tile) << name(sh);
+        ASSERT_EQ(s.slice(before), slice - 1) << name(sh);
+      }
+    }
+    EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [](int c) { return c == 1; })) << name(sh);
+  }
+}
+
+TEST(Fp8BlockscaleSchedule, CtasCoverTheUnitsInIncreasingOrder) {
+  for (const Shape& sh : shapes()) {
+    const Schedule s = blockscale_schedule({sh.m, sh.n, sh.k, sh.s}, kWgmmaCtaM);
+    for (const std::int64_t ctas : {std::int64_t{1}, std::int64_t{7}, std::int64_t{132}, s.units()}) {
+      if (ctas > s.units()) continue;  // the launcher's grid is min(units, SMs)
+      std::vector<int> seen(static_cast<std::size_t>(s.units()), 0);
+      for (std::int64_t c = 0; c < ctas; ++c) {
+        const std::vector<std::int64_t> units = kernel_order(s, c, ctas);
+        ASSERT_FALSE(units.empty()) << name(sh) << " G=" << ctas;
+        ASSERT_TRUE(std::is_sorted(units.begin(), units.end())) << name(sh);
+        for (const std::int64_t u : units) ++seen[static_cast<std::size_t>(u)];
+      }
+      EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; })) << name(sh) << " G=" << ctas;
+    }
+  }
+}
+
+TEST(Fp8BlockscaleSchedule, ResidentCtasFinishEveryLaunch) {
+  for (const Shape& sh : shapes()) {
+    const Schedule s = blockscale_schedule({sh.m, sh.n, sh.k, sh.s}, kWgmmaCtaM);
+    for (const std::int64_t ctas : {std::int64_t{1}, std::int64_t{2}, std::int64_t{7}, std::int64_t{132}, s.units()}) {
+      if (ctas > s.units()) continue;
+      EXPECT_TRUE(runs_to_the_end(s, ctas, kernel_order)) << name(sh) << " G=" << ctas;
+    }
+  }
+}
+
+TEST(Fp8BlockscaleSchedule, AnOrderThatWaitsOnLaterWorkIsCaughtAsADeadlock) {
+  // Each CTA walks its units from the last: its first is a late slice whose turn waits on a unit
+  // that some CTA (itself, here) takes only at its end.
+  const Schedule s = blockscale_schedule({256, 256, 768, 2}, kWgmmaCtaM);  // 4 tiles x 2 slices
+  const CtaOrder backwards = [](const Schedule& sc, std::int64_t cta, std::int64_t ctas) {
+    std::vector<std::int64_t> units = kernel_order(sc, cta, ctas);
+    std::reverse(units.begin(), units.end());
+    return units;
+  };
+  EXPECT_FALSE(runs_to_the_end(s, 2, backwards));
+  EXPECT_TRUE(runs_to_the_end(s, 2, kernel_order));
+}
+
+}  // namespace
+}  // namespace fb
