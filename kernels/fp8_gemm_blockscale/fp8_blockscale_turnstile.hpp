@@ -13,7 +13,7 @@
 // 160501 and 161638).
 // Progress: the plain kernel's grid has the slice as its slowest dimension, so every block of
 // slice s - 1 is dispatched before any block of slice s that waits on it (in-order block
-// dispatch); the persistent wgmma kernel's argument is in fp8_blockscale_wgmma.hip.
+// dispatch); the persistent wgmma kernel's argument is in fp8_blockscale_schedule.hpp.
 #pragma once
 
 #include <cstdint>
