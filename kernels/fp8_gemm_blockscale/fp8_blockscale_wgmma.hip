@@ -46,10 +46,10 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
                   p.slice_begin(s + 1)};
     return u < schedule.units();
   };
-  // This consumer thread's unit (its number, slice and tile), the offsets of its two rows' scales
-  // (fragment rows r and r + 8; -1 past M: scale 0) and of the tile's, its slice's partial sum,
-  // and block kb's three scales, loaded during block kb's product (after block kb - 1's
-  // promotion). 32-bit state: with 64-bit indices the kernel spilled (168 registers at most).
+  // This consumer thread's unit number, the offsets of its two rows' scales (fragment rows r and
+  // r + 8; -1 past M: scale 0) and of the tile's, its slice's partial sum, and block kb's three
+  // scales, loaded during block kb's product (after block kb - 1's promotion). 32-bit state: the
+  // kernel uses 165 of the 168 registers a thread may have here.
   const int g_row = (wgmma_consumer_group() % kWgmmaConsumerGroups) * kWgmmaTileM;
   int u = static_cast<int>(blockIdx.x), a_lo = 0, a_hi = 0, b_at = 0;
   float part[kWgmmaAccRegs];
