@@ -1,6 +1,6 @@
 // The persistent wgmma kernel's schedule (fp8_blockscale_wgmma.hip), host and device code, so that
 // a CPU test runs the same arithmetic through a simulation of the turnstile
-// (tests/kernels/fp8_gemm_blockscale_test.cpp, BlockscaleSchedule*).
+// (tests/kernels/fp8_gemm_blockscale_schedule_test.cpp, Fp8BlockscaleSchedule.*).
 //
 // A unit is one kWgmmaCtaM x 128 tile's split-K slice. Units are numbered slice-major,
 // u = slice * tiles + tile, with tile = m-tile * n_blocks + n-block (N fastest, so the CTAs in flight
