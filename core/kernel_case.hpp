@@ -123,6 +123,12 @@ class CaseInstance {
   // results (the rest is unspecified): check those alone.
   virtual std::vector<Fp64Check> check_fp64(const HostTensors& inputs, const HostTensors& outputs,
                                             const CheckSubset& subset) const = 0;
+  // The same for a case whose variants round differently enough to need bounds of their own (the
+  // MoE GEMMs' fast variant); the runner calls this, and by default every variant shares one.
+  virtual std::vector<Fp64Check> check_variant_fp64(VariantId /*variant*/, const HostTensors& inputs,
+                                                    const HostTensors& outputs, const CheckSubset& subset) const {
+    return check_fp64(inputs, outputs, subset);
+  }
 
   // Checks that relate several variants beyond a pair claim (F6: the fold's fp64 error is no
   // worse than the chain's). outputs[v] is variant v's outputs, nullptr where it did not run.

@@ -175,7 +175,7 @@ CaseResult verify_case(const KernelCase& kc, const Point& point, const VerifyOpt
   // Each variant against fp64.
   for (VariantId v = 0; v < nv; ++v) {
     if (!first[v]) continue;
-    for (const Fp64Check& f : instance->check_fp64(inputs, *first[v], r.subset))
+    for (const Fp64Check& f : instance->check_variant_fp64(v, inputs, *first[v], r.subset))
       r.checks.push_back(bound_check("check/fp64/" + kc.variants[v].name, f.quantity, f.stats, f.bound));
   }
   // GPU against the CPU emulation: each variant as it declares (bitwise, or a derived bound).

@@ -49,17 +49,25 @@ std::vector<std::int64_t> pair_positions(const MoeGemmRefProblem& p, const MoeGe
   return pos;
 }
 
+// The scale bytes of an activation row (at sorted position q) and of a weight row, by block.
+auto act_scale_bytes(const MoeGemmRefInputs& in, std::int64_t q, std::int64_t cols) {
+  const std::int64_t pad = (cols / 32 + 7) / 8 * 8;
+  return [&in, q, pad](std::int64_t y) { return in.act_scales[mx_scale_addr_ref(q, y, pad)]; };
+}
+auto weight_scale_bytes(const MoeGemmRefInputs& in, std::int64_t row, std::int64_t cols) {
+  const std::int64_t blocks = cols / 32;
+  return [&in, row, blocks](std::int64_t y) { return in.weight_scales[row * blocks + y]; };
+}
+
 Eigen::ArrayXd act_row(const MoeGemmRefInputs& in, std::int64_t row, std::int64_t q,
                        std::int64_t cols) {
-  const std::int64_t pad = (cols / 32 + 7) / 8 * 8;
-  return dequant_row(in.act + row * cols / 2, cols,
-                     [&](std::int64_t y) { return scale_value(in.act_scales[mx_scale_addr_ref(q, y, pad)]); });
+  const auto bytes = act_scale_bytes(in, q, cols);
+  return dequant_row(in.act + row * cols / 2, cols, [&](std::int64_t y) { return scale_value(bytes(y)); });
 }
 
 Eigen::ArrayXd weight_row(const MoeGemmRefInputs& in, std::int64_t row, std::int64_t cols) {
-  const std::int64_t blocks = cols / 32;
-  return dequant_row(in.weights + row * cols / 2, cols,
-                     [&](std::int64_t y) { return scale_value(in.weight_scales[row * blocks + y]); });
+  const auto bytes = weight_scale_bytes(in, row, cols);
+  return dequant_row(in.weights + row * cols / 2, cols, [&](std::int64_t y) { return scale_value(bytes(y)); });
 }
 
 // The kernel's error bound for a dot product; 2^-40 of the absolute sum also covers the fp64
@@ -68,23 +76,72 @@ double dot_error(double abs_sum, std::int64_t blocks) {
   return (gamma_rel(blocks) + 0x1.0p-40) * abs_sum + static_cast<double>(blocks) * kHalfSubnormal;
 }
 
+// The fast variant's (the header's "fast dot").
+constexpr int kFastWindow = 12;  // binades below a row's largest block scale that stay exact
+double fast_dot_error(double abs_sum, double dropped, double factor_w, std::int64_t blocks) {
+  const std::int64_t partials = (blocks + 3) / 4;
+  const double rel = compose_rel(compose_rel(4 * 0x1.0p-13, gamma_rel(partials)), compose_rel(kU, kU));
+  return (rel + 0x1.0p-40) * abs_sum + dropped + kHalfSubnormal * (1.0 + factor_w);
+}
+
+// The largest of a row's scale bytes (the fast variant's row scale).
+template <class Scale>
+int row_scale_max(std::int64_t blocks, Scale scale_byte) {
+  int c = 0;
+  for (std::int64_t y = 0; y < blocks; ++y) c = std::max(c, static_cast<int>(scale_byte(y)));
+  return c;
+}
+
+// |v| on the elements of blocks the fast variant drops (0 elsewhere).
+template <class Scale>
+Eigen::ArrayXd dropped_part(const Eigen::ArrayXd& v, std::int64_t cols, Scale scale_byte) {
+  const std::int64_t blocks = cols / 32;
+  const int c = row_scale_max(blocks, scale_byte);
+  Eigen::ArrayXd d = Eigen::ArrayXd::Zero(cols);
+  for (std::int64_t y = 0; y < blocks; ++y)
+    if (static_cast<int>(scale_byte(y)) < c - kFastWindow) d.segment(32 * y, 32) = v.segment(32 * y, 32).abs();
+  return d;
+}
+
 // The fp64 dot products of a group of activation rows with every weight row of one expert:
 // values(n, r) and abs_sums(n, r) = sum of |products| (two dense fp64 products, weights dequantized
-// once per expert).
+// once per expert); and the error bound of each (the exact or the fast variant's).
 struct ExpertProducts {
-  Eigen::MatrixXd values, abs_sums;
+  Eigen::MatrixXd values, abs_sums, errors;
 };
 
-ExpertProducts expert_products(const MoeGemmRefInputs& in, std::int64_t expert, std::int64_t weight_rows,
-                               std::int64_t cols, const std::vector<std::int64_t>& act_rows,
+ExpertProducts expert_products(const MoeGemmRefProblem& p, const MoeGemmRefInputs& in, std::int64_t expert,
+                               std::int64_t weight_rows, std::int64_t cols, const std::vector<std::int64_t>& act_rows,
                                const std::vector<std::int64_t>& positions) {
-  Eigen::MatrixXd w(weight_rows, cols), a(cols, static_cast<Eigen::Index>(act_rows.size()));
+  const auto acts = static_cast<Eigen::Index>(act_rows.size());
+  const std::int64_t blocks = cols / 32;
+  Eigen::MatrixXd w(weight_rows, cols), a(cols, acts);
   for (std::int64_t n = 0; n < weight_rows; ++n) w.row(n) = weight_row(in, expert * weight_rows + n, cols).matrix().transpose();
-  for (std::size_t r = 0; r < act_rows.size(); ++r)
-    a.col(static_cast<Eigen::Index>(r)) = act_row(in, act_rows[r], positions[r], cols).matrix();
+  for (Eigen::Index r = 0; r < acts; ++r)
+    a.col(r) = act_row(in, act_rows[static_cast<std::size_t>(r)], positions[static_cast<std::size_t>(r)], cols).matrix();
   ExpertProducts e;
   e.values.noalias() = w * a;
   e.abs_sums.noalias() = w.cwiseAbs() * a.cwiseAbs();
+  if (!p.fast) {
+    e.errors = e.abs_sums.unaryExpr([blocks](double s) { return dot_error(s, blocks); });
+    return e;
+  }
+  // D = sum of |a_k w_k| over k in a dropped block of either row: |W_dropped| |A| + |W_kept| |A_dropped|.
+  Eigen::MatrixXd wd(weight_rows, cols), ad(cols, acts);
+  Eigen::VectorXd factor_w(weight_rows);
+  for (std::int64_t n = 0; n < weight_rows; ++n) {
+    const auto bytes = weight_scale_bytes(in, expert * weight_rows + n, cols);
+    wd.row(n) = dropped_part(w.row(n).transpose().array(), cols, bytes).matrix().transpose();
+    factor_w[n] = std::ldexp(1.0, row_scale_max(blocks, bytes) - 133);
+  }
+  for (Eigen::Index r = 0; r < acts; ++r)
+    ad.col(r) = dropped_part(a.col(r).array(), cols, act_scale_bytes(in, positions[static_cast<std::size_t>(r)], cols)).matrix();
+  Eigen::MatrixXd dropped = Eigen::MatrixXd::Zero(weight_rows, acts);
+  if (wd.any() || ad.any()) dropped.noalias() = wd * a.cwiseAbs() + (w.cwiseAbs() - wd) * ad;
+  e.errors.resize(weight_rows, acts);
+  for (Eigen::Index r = 0; r < acts; ++r)
+    for (std::int64_t n = 0; n < weight_rows; ++n)
+      e.errors(n, r) = fast_dot_error(e.abs_sums(n, r), dropped(n, r), factor_w[n], blocks);
   return e;
 }
 
@@ -153,7 +210,7 @@ std::vector<Fp64Check> finish(const char* name, const ErrorAccumulator& plain, c
 std::vector<Fp64Check> moe_stage1_check_fp64(const MoeGemmRefProblem& p, const MoeGemmRefInputs& in,
                                              const std::uint16_t* a1, const std::uint8_t* token_mask) {
   const std::vector<ExpertPairs> by = pairs_by_expert(p, in, pair_positions(p, in), token_mask);
-  const std::int64_t I = p.inter, K = p.hidden, blocks = K / 32;
+  const std::int64_t I = p.inter, K = p.hidden;
   ErrorAccumulator plain, ratio;
   double worst_bound = 0.0;
 #pragma omp parallel
@@ -166,13 +223,13 @@ std::vector<Fp64Check> moe_stage1_check_fp64(const MoeGemmRefProblem& p, const M
       if (ep.pairs.empty()) continue;
       std::vector<std::int64_t> rows(ep.pairs.size());
       for (std::size_t r = 0; r < rows.size(); ++r) rows[r] = ep.pairs[r] / p.topk;  // row = token
-      const ExpertProducts prod = expert_products(in, e, 2 * I, K, rows, ep.positions);
+      const ExpertProducts prod = expert_products(p, in, e, 2 * I, K, rows, ep.positions);
       for (std::size_t r = 0; r < rows.size(); ++r) {
         const std::int64_t pair = ep.pairs[r];
         const auto c = static_cast<Eigen::Index>(r);
         for (std::int64_t n = 0; n < I; ++n) {
-          const Activation f = swiglu_ref(p.oai, prod.values(n, c), prod.values(I + n, c),
-                                          dot_error(prod.abs_sums(n, c), blocks), dot_error(prod.abs_sums(I + n, c), blocks));
+          const Activation f =
+              swiglu_ref(p.oai, prod.values(n, c), prod.values(I + n, c), prod.errors(n, c), prod.errors(I + n, c));
           add_element(my_plain, my_ratio, my_worst, pair * I + n, bf16_to_float(a1[pair * I + n]), f.value, f.bound);
         }
       }
@@ -185,7 +242,9 @@ std::vector<Fp64Check> moe_stage1_check_fp64(const MoeGemmRefProblem& p, const M
     }
   }
   return finish("a1", plain, ratio, worst_bound,
-                "gamma(K/32) on the block sums, SwiGLU's slopes (<= 1.1), its fp32 evaluation and the bf16 rounding");
+                p.fast ? "the fast dot (2^-11 per 128-K matrix-unit partial, gamma over the partials, two scalings, the "
+                         "dropped blocks), SwiGLU's slopes (<= 1.1), its fp32 evaluation and the bf16 rounding"
+                       : "gamma(K/32) on the block sums, SwiGLU's slopes (<= 1.1), its fp32 evaluation and the bf16 rounding");
 }
 
 namespace {
@@ -196,23 +255,23 @@ template <class Visit>
 void stage2_ref(const MoeGemmRefProblem& p, const MoeGemmRefInputs& in, const std::uint8_t* token_mask, Visit visit) {
   const std::vector<std::int64_t> pos = pair_positions(p, in);
   const std::vector<ExpertPairs> by = pairs_by_expert(p, in, pos, token_mask);
-  const std::int64_t K = p.hidden, I = p.inter, blocks = I / 32, k = p.topk;
+  const std::int64_t K = p.hidden, I = p.inter, k = p.topk;
   // y and its absolute product sum for every checked pair, [pair][K].
   std::vector<std::int64_t> slot_of(static_cast<std::size_t>(p.tokens * k), -1);
   std::int64_t checked = 0;
   for (const ExpertPairs& ep : by)
     for (std::int64_t pair : ep.pairs) slot_of[static_cast<std::size_t>(pair)] = checked++;
-  std::vector<double> y(static_cast<std::size_t>(checked * K)), y_abs(y.size());
+  std::vector<double> y(static_cast<std::size_t>(checked * K)), y_err(y.size());
 #pragma omp parallel for schedule(dynamic, 1)
   for (std::int64_t e = 0; e < p.experts; ++e) {
     const ExpertPairs& ep = by[static_cast<std::size_t>(e)];
     if (ep.pairs.empty()) continue;
-    const ExpertProducts prod = expert_products(in, e, K, I, ep.pairs, ep.positions);  // row = token*k + slot
+    const ExpertProducts prod = expert_products(p, in, e, K, I, ep.pairs, ep.positions);  // row = token*k + slot
     for (std::size_t r = 0; r < ep.pairs.size(); ++r) {
       const std::int64_t at = slot_of[static_cast<std::size_t>(ep.pairs[r])] * K;
       for (std::int64_t d = 0; d < K; ++d) {
         y[static_cast<std::size_t>(at + d)] = prod.values(d, static_cast<Eigen::Index>(r));
-        y_abs[static_cast<std::size_t>(at + d)] = prod.abs_sums(d, static_cast<Eigen::Index>(r));
+        y_err[static_cast<std::size_t>(at + d)] = prod.errors(d, static_cast<Eigen::Index>(r));
       }
     }
   }
@@ -228,7 +287,7 @@ void stage2_ref(const MoeGemmRefProblem& p, const MoeGemmRefInputs& in, const st
         if (q < 0) continue;
         const auto at = static_cast<std::size_t>(slot_of[static_cast<std::size_t>(t * k + s)] * K + d);
         const double w = static_cast<double>(in.sorted_weights[q]), aw = std::abs(w);
-        const double e_y = dot_error(y_abs[at], blocks);
+        const double e_y = y_err[at];
         ref += w * y[at];
         err += aw * e_y + kU * aw * (std::abs(y[at]) + e_y) + kHalfSubnormal;
         sum_abs += aw * (std::abs(y[at]) + e_y) * (1.0 + kU) + kHalfSubnormal;
@@ -263,8 +322,10 @@ std::vector<Fp64Check> moe_stage2_check_fp64(const MoeGemmRefProblem& p, const M
     }
   });
   return finish("out", plain, ratio, worst_bound,
-                "gamma(I/32) on the block sums, the weight multiply, gamma(k) on the slot sum, the shared add "
-                "(and the chain's extra bf16 rounding), the bf16 rounding");
+                p.fast ? "the fast dot (2^-11 per 128-K matrix-unit partial, gamma over the partials, two scalings, the "
+                         "dropped blocks), the weight multiply, gamma(k) on the slot sum, the bf16 rounding"
+                       : "gamma(I/32) on the block sums, the weight multiply, gamma(k) on the slot sum, the shared add "
+                         "(and the chain's extra bf16 rounding), the bf16 rounding");
 }
 
 ErrorStats moe_stage2_error(const MoeGemmRefProblem& p, const MoeGemmRefInputs& in, const std::uint16_t* out,

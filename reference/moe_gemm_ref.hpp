@@ -8,6 +8,13 @@
 //   dot         S_b and its scaling by 2^(sa-127) are exact; the weight scale's multiply is exact
 //               unless the term is an fp32 subnormal (then <= 2^-150); nb - 1 adds:
 //               e_dot <= gamma(nb) G + nb 2^-150
+//   fast dot    (kernels/moe_gemm/moe_gemm_fast.hpp) every kept product exact in its operands; each
+//               128-K partial within 2^-11 of its sum of |products| (the matrix unit's model, four
+//               k32 steps at 2^-13; the emulation rounds it once), ng = ceil(nb / 4) partials added
+//               in fp32, then (acc * f_a) * f_w: e_dot <= ((1 + 2^-11)(1 + gamma(ng))(1 + u)^2 - 1) A
+//               + D + 2^-150 (1 + f_w), A = sum |a_k w_k|, D = that sum over the dropped blocks' k
+//               (a block more than 12 binades below its row's largest scale), f_w = 2^(c_w - 133)
+//               (an underflowing first scaling's 2^-150 grows by f_w in the second)
 //   stage 1     out = f(g, u): |f(g~, u~) - f(g, u)| <= 1.1 |u'| e_g + |g'| e_u + 1.1 e_g e_u, with
 //               |d/dg (g sigmoid(a g))| <= 1.0999 for every a > 0, |g sigmoid| <= |g|, the clamps
 //               1-Lipschitz, u' = (|u| + e_u, +1 for oai, at most 8), g' = |g| + e_g (at most 7 for oai);
@@ -32,7 +39,8 @@ namespace fb {
 struct MoeGemmRefProblem {
   std::int64_t tokens = 0, topk = 0, experts = 0, block = 32, hidden = 0, inter = 0;
   bool oai = true;
-  int shared = 0;  // 0: none, 1: chain, 2: fold (MoeSharedMode)
+  int shared = 0;     // 0: none, 1: chain, 2: fold (MoeSharedMode)
+  bool fast = false;  // the fast variant's dot products (kernels/moe_gemm/moe_gemm_fast.hpp)
 };
 
 struct MoeGemmRefInputs {

@@ -24,12 +24,18 @@
 
 namespace fb {
 
-// Which GEMM engine a launch uses. Both give the same bits (the block sums are exact integers):
+// Which GEMM engine a launch uses. plain and exact give the same bits (the block sums are exact
+// integers):
 //   plain  CUDA cores / SIMD lanes: one thread per output column, integer block sums
 //   exact  the matrix units: e4m3 mma.sync m16n8k32 on NVIDIA sm_89 and later (an e2m1 code is
 //          the e4m3 byte of its value times 2^-6), the plain arithmetic elsewhere (AMD until an
 //          MFMA path lands)
-enum class MoeGemmEngine : std::uint8_t { plain, exact };
+//   fast   not bitwise: each row rescaled by its largest block scale, 128-K partials summed in the
+//          matrix unit (moe_gemm_fast.hpp). It differs from exact where the wgmma prefill engine
+//          runs (moe_gemm_wgmma.hpp); elsewhere (decode sizes, where the GEMMs stream weights and
+//          exactness costs nothing measurable, other devices, shapes it does not tile) its
+//          launchers run the exact kernels, whose bits are within fast's bound.
+enum class MoeGemmEngine : std::uint8_t { plain, exact, fast };
 
 // How stage 2 ends (F6): no shared expert; chain = reduce to bf16, then a second launch adds the
 // shared output and rounds again; fold = the shared output joins the fp32 sum before one rounding.

@@ -1,14 +1,16 @@
 // register_moe_gemm(): the MoE MXFP4 GEMM cases, their variants, claims and check budget.
 //
 //   moe_gemm/stage1        gather rows by sorted ids, xq (MXFP4) x W13 (MXFP4), SwiGLU -> bf16
-//                          a1 [T*k][I]. Variants exact (matrix units) and plain (CUDA cores).
+//                          a1 [T*k][I]. Variants exact (matrix units), plain (CUDA cores) and
+//                          fast (row-rescaled operands, 128-K matrix-unit partials: not bitwise).
 //   moe_gemm/stage2        a2q (MXFP4) x W2 (MXFP4) -> w * y per pair, slot-ordered sum -> bf16
-//                          out [T][K]. Variants exact and plain.
+//                          out [T][K]. Variants exact, plain and fast.
 //   moe_gemm/shared_fold   F6: stage 2 with the shared expert's bf16 output. Variants fold (joins
 //                          the fp32 sum) and chain (reduce to bf16, then a second add and rounding).
-// Every variant is deterministic and equals its CPU emulation bitwise (the block sums are exact
-// integers, the promotion and the sums have one written order). Pair claims: exact = plain bitwise;
-// fold within rel L2 1e-2 of chain; case check: fold's fp64 error no worse than chain's.
+// Every variant is deterministic; exact, plain, fold and chain equal their CPU emulation bitwise (the
+// block sums are exact integers, the promotion and the sums have one written order), fast is within
+// a derived bound of its emulation. Pair claims: exact = plain bitwise; fast within a derived rel L2
+// of exact; fold within rel L2 1e-2 of chain; case check: fold's fp64 error no worse than chain's.
 // fp64 bounds: reference/moe_gemm_ref.hpp. Check unit: a token (its k rows of a1, its row of out).
 #include <fmt/format.h>
 
@@ -16,6 +18,7 @@
 
 #include "core/case_helpers.hpp"
 #include "core/registry.hpp"
+#include "kernels/fp8_gemm/fp8_gemm_bounds.hpp"
 #include "kernels/moe_gemm/moe_gemm.hpp"
 #include "kernels/moe_gemm/moe_gemm_inputs.hpp"
 #include "reference/moe_gemm_ref.hpp"
@@ -29,6 +32,30 @@ enum class MoeGemmKind { stage1, stage2, shared_fold };
 // GPU backend still checks a seeded subset of tokens on the CPU).
 constexpr double kCpuMacLimit = 0x1.0p36;
 constexpr double kCpuWeightLimit = 0x1.0p26;
+
+// The variants of stage 1 and stage 2, in their registered order.
+enum MoeVariant : VariantId { kExact, kPlain, kFast };
+
+// fast's relative error per dot product (reference/moe_gemm_ref.hpp "fast dot", without the dropped
+// blocks): 2^-11 per 128-K matrix-unit partial (the fp8 GEMMs' model of Hopper's accumulation),
+// gamma over the partials, two scalings. exact's: gamma over the 32-K blocks.
+double fast_beta(std::int64_t inner) {
+  return compose_rel(compose_rel(matrix_unit_block_rel(), gamma_rel((inner + 127) / 128)), epilogue_rel());
+}
+double exact_beta(std::int64_t inner) { return gamma_rel(inner / 32); }
+// Two results with dot errors beta_x and beta_y, against each other as a relative L2 norm
+// (pair_rel_l2: sqrt(inner) for sum |products| over |dot|, two bf16 roundings), times what the case
+// does after the dot products: stage 1's SwiGLU (a relative error of the gate passes at most
+// 1 + max g (1 - sigmoid(g)) = 1.28 times where outputs are large, the up's once, and small gates
+// weigh about 1.9x against their outputs: 3 in all), stage 2's slot sum (sum over k slots of
+// |w y| against |sum w y|: sqrt(k) for independent signs). Assumptions like pair_rel_l2's, stated
+// in the README.
+double moe_pair_rel_l2(bool stage1, double beta_x, double beta_y, std::int64_t inner, std::int64_t topk) {
+  return pair_rel_l2(beta_x, beta_y, inner) * (stage1 ? 3.0 : std::sqrt(static_cast<double>(topk)));
+}
+// The claims hold up to these sizes (the bounds grow with them): stage 1's K, stage 2's I, and k.
+constexpr std::int64_t kFastBoundTopk = 8;
+std::int64_t fast_bound_inner(bool stage1) { return stage1 ? 8192 : 2048; }
 
 // Input order of the stage-2 cases (stage 1 has no sorted_weights and no shared output).
 enum Stage2Input { kIds, kWeights, kExpertIds, kNumValid, kA2q, kA2Scales, kW2, kW2Scales, kShared };
@@ -142,7 +169,7 @@ class MoeGemmInstance final : public CaseInstance {
     if (kind_ == MoeGemmKind::shared_fold) {
       p.shared = v == 0 ? MoeSharedMode::fold : MoeSharedMode::chain;
     } else {
-      p.engine = v == 0 ? MoeGemmEngine::exact : MoeGemmEngine::plain;
+      p.engine = v == kExact ? MoeGemmEngine::exact : (v == kPlain ? MoeGemmEngine::plain : MoeGemmEngine::fast);
     }
     return p;
   }
@@ -198,7 +225,8 @@ class MoeGemmInstance final : public CaseInstance {
 
   MoeGemmRefProblem ref_problem(VariantId v) const {
     const MoeGemmParams p = params(v);
-    return {p.tokens, p.topk, p.experts, p.block, p.hidden, p.inter, p.oai, static_cast<int>(p.shared)};
+    return {p.tokens, p.topk,  p.experts, p.block, p.hidden, p.inter, p.oai, static_cast<int>(p.shared),
+            p.engine == MoeGemmEngine::fast};
   }
 
   MoeGemmRefInputs ref_inputs(const HostTensors& in) const {
@@ -227,12 +255,16 @@ class MoeGemmInstance final : public CaseInstance {
 
   std::vector<Fp64Check> check_fp64(const HostTensors& in, const HostTensors& out,
                                     const CheckSubset& subset) const override {
-    // Which variant produced `out` only matters for F6 (fold and chain round differently); the
-    // runner checks each variant's outputs, so the bound takes the looser chain form there.
+    return check_variant_fp64(0, in, out, subset);
+  }
+  std::vector<Fp64Check> check_variant_fp64(VariantId v, const HostTensors& in, const HostTensors& out,
+                                            const CheckSubset& subset) const override {
+    // F6: fold and chain share the looser chain form of the bound; stage 1 and 2: each variant its
+    // own (fast's dot errs more than exact's).
     const std::vector<std::uint8_t> mask = token_mask(p_, subset);
-    if (stage1()) return moe_stage1_check_fp64(ref_problem(0), ref_inputs(in), out[0].data<std::uint16_t>(), mask.data());
-    return moe_stage2_check_fp64(ref_problem(kind_ == MoeGemmKind::shared_fold ? 1 : 0), ref_inputs(in),
-                                 out[0].data<std::uint16_t>(), mask.data());
+    const VariantId bound_of = kind_ == MoeGemmKind::shared_fold ? 1 : v;
+    if (stage1()) return moe_stage1_check_fp64(ref_problem(bound_of), ref_inputs(in), out[0].data<std::uint16_t>(), mask.data());
+    return moe_stage2_check_fp64(ref_problem(bound_of), ref_inputs(in), out[0].data<std::uint16_t>(), mask.data());
   }
 
   std::vector<CheckResult> case_checks(const HostTensors& in, const std::vector<const HostTensors*>& outputs,
@@ -301,6 +333,15 @@ class MoeGemmInstance final : public CaseInstance {
                        macs());
   }
 
+  std::string variant_skip_reason(VariantId v, Backend) const override {
+    if (kind_ == MoeGemmKind::shared_fold || v != kFast) return {};
+    const std::int64_t inner = stage1() ? p_.hidden : p_.inter;
+    if (inner > fast_bound_inner(stage1()) || p_.topk > kFastBoundTopk)
+      return fmt::format("fast's claims are derived for {} <= {} and k <= {} ({}={}, k={})", stage1() ? "K" : "I",
+                         fast_bound_inner(stage1()), kFastBoundTopk, stage1() ? "K" : "I", inner, p_.topk);
+    return {};
+  }
+
   std::int64_t check_units() const override { return p_.tokens; }
   std::string check_unit_name() const override { return "tokens"; }
   double check_cost() const override { return 2.0 * macs(); }  // emulation + fp64 reference
@@ -356,6 +397,30 @@ KernelCase make_case(MoeGemmKind kind) {
   c.spec = "docs/numeric-contract.md#moe-stage-1-2-and-fold";
   const Claim emu = Claim::bitwise();
   const char* exact_note = "block sums are exact integers on the matrix unit; promotion per 32-K block in K order";
+  // fast against its emulation: a relative L2 bound from the dot products' errors, at the largest
+  // dot length and top-k the case derives it for (larger points skip fast with that reason).
+  const auto fast_variant = [](bool stage1) {
+    const std::int64_t inner = fast_bound_inner(stage1);
+    const double bound = moe_pair_rel_l2(stage1, fast_beta(inner), fast_beta(inner), inner, kFastBoundTopk);
+    return VariantSpec{
+        "fast",
+        "each row rescaled by its largest block scale into e4m3, 128-K partials summed in the matrix unit, one fp32 "
+        "add per 128 K (the wgmma prefill engine; below its threshold the exact kernels)",
+        stage1 ? 1 : 2,
+        true,
+        Claim::within(Bound{"err/rel_l2", bound,
+                            "the matrix unit sums each 128-K partial in its own order (2^-11 model, not IEEE); the "
+                            "emulation forms it exactly and rounds once"}),
+        "not bitwise: the matrix unit's accumulation inside a 128-K partial is not IEEE"};
+  };
+  // fast against exact: the same form, with exact's dot error in place of one of fast's.
+  const auto fast_pair = [](bool stage1) {
+    const std::int64_t inner = fast_bound_inner(stage1);
+    return Claim::within(Bound{"err/rel_l2",
+                               moe_pair_rel_l2(stage1, fast_beta(inner), exact_beta(inner), inner, kFastBoundTopk),
+                               "both within their dot errors of fp64 (fast: 2^-11 per 128-K partial, a conservative "
+                               "model of the matrix unit; exact: gamma(K/32)); then SwiGLU (x3) or the slot sum (x sqrt k)"});
+  };
   switch (kind) {
     case MoeGemmKind::stage1:
       c.name = "moe_gemm/stage1";
@@ -363,16 +428,18 @@ KernelCase make_case(MoeGemmKind kind) {
       c.variants = {{"exact", "block sums on the matrix units (fp8 e4m3 mma.sync m16n8k32), promoted per 32-K block "
                               "on CUDA cores in K order, SwiGLU in registers",
                      1, true, emu, exact_note},
-                    {"plain", "CUDA cores only: integer block sums, the same promotion order", 1, true, emu, ""}};
-      c.pairs = {{"exact", "plain", Claim::bitwise(), {}}};
+                    {"plain", "CUDA cores only: integer block sums, the same promotion order", 1, true, emu, ""},
+                    fast_variant(true)};
+      c.pairs = {{"exact", "plain", Claim::bitwise(), {}}, {"fast", "exact", fast_pair(true), {}}};
       break;
     case MoeGemmKind::stage2:
       c.name = "moe_gemm/stage2";
       c.summary = "MoE stage 2: MXFP4 a2 x W2 (MXFP4) -> w*y per pair, slot-ordered fp32 sum -> bf16 out";
       c.variants = {{"exact", "matrix-unit block sums (GEMM writes w*y per pair), then the slot-ordered reduction",
                      2, true, emu, exact_note},
-                    {"plain", "CUDA-core GEMM, then the slot-ordered reduction", 2, true, emu, ""}};
-      c.pairs = {{"exact", "plain", Claim::bitwise(), {}}};
+                    {"plain", "CUDA-core GEMM, then the slot-ordered reduction", 2, true, emu, ""},
+                    fast_variant(false)};
+      c.pairs = {{"exact", "plain", Claim::bitwise(), {}}, {"fast", "exact", fast_pair(false), {}}};
       break;
     case MoeGemmKind::shared_fold:
       c.name = "moe_gemm/shared_fold";

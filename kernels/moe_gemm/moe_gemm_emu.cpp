@@ -1,12 +1,14 @@
 // CPU emulation of the MoE GEMMs: the kernels' arithmetic (moe_gemm_math.hpp) in their canonical
-// order. The GPU kernels tile the work differently, but every output element is one dot product per
+// order; the fast variant's in its own (moe_gemm_fast.hpp). The GPU kernels tile the work differently, but every output element is one dot product per
 // K block in ascending order plus a slot-ordered sum, so the bits do not depend on the tiling.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "core/errors.hpp"
 #include "kernels/moe_gemm/moe_gemm.hpp"
+#include "kernels/moe_gemm/moe_gemm_fast.hpp"
 #include "kernels/moe_gemm/moe_gemm_math.hpp"
 #include "kernels/moe_sort_mxfp4/moe_sort_mxfp4_math.hpp"
 
@@ -49,11 +51,40 @@ float mx_dot(const std::uint8_t* a, const std::uint8_t* a_scales, std::int64_t p
   return acc;
 }
 
+// The fast variant's dot product (moe_gemm_fast.hpp): each 128-K partial formed exactly and
+// rounded once to fp32 (the matrix unit forms it within its bound), the partials added in K order,
+// then the two rows' factors.
+float mx_dot_fast(const std::uint8_t* a, const std::uint8_t* a_scales, std::int64_t p, std::int64_t cols_pad,
+                  const std::uint8_t* w, const std::uint8_t* w_scales, std::int64_t blocks) {
+  std::uint32_t ca = 0, cw = 0;
+  for (std::int64_t y = 0; y < blocks; ++y) {
+    ca = mx_max_scale_byte(ca, a_scales[mx_scale_addr(p, y, cols_pad)]);
+    cw = mx_max_scale_byte(cw, w_scales[y]);
+  }
+  float acc = 0.0f;
+  for (std::int64_t y0 = 0; y0 < blocks; y0 += kMxFastGroupBlocks) {
+    std::int64_t units = 0;  // the partial in units of 2^-14: value * 2^(u-6) is halves * 2^(u-7)
+    for (std::int64_t y = y0; y < std::min<std::int64_t>(y0 + kMxFastGroupBlocks, blocks); ++y) {
+      const int ua = mx_fast_shift(a_scales[mx_scale_addr(p, y, cols_pad)], ca), uw = mx_fast_shift(w_scales[y], cw);
+      if (ua < 0 || uw < 0) continue;  // a dropped block
+      const std::int64_t q = mx_block_sum_quarters(a + 16 * y, w + 16 * y);
+      units += q * (std::int64_t{1} << (ua + uw));
+    }
+    acc = acc + static_cast<float>(units) * 0x1p-14f;
+  }
+  return mx_fast_finish(acc, mx_fast_row_factor(ca), mx_fast_row_factor(cw));
+}
+
+using MxDot = float (*)(const std::uint8_t*, const std::uint8_t*, std::int64_t, std::int64_t, const std::uint8_t*,
+                        const std::uint8_t*, std::int64_t);
+MxDot dot_of(MoeGemmEngine engine) { return engine == MoeGemmEngine::fast ? &mx_dot_fast : &mx_dot; }
+
 }  // namespace
 
 void moe_stage1_emu(const MoeGemmParams& p, const MoeStage1Buffers& b, const std::uint8_t* token_mask) {
   const std::int64_t valid = b.num_valid_ids[0];
   const std::int64_t I = p.inter, nb = p.hidden_blocks(), row_bytes = p.hidden / 2;
+  const MxDot dot = dot_of(p.engine);
 #pragma omp parallel for schedule(dynamic, 4)
   for (std::int64_t pos = 0; pos < valid; ++pos) {
     const std::int32_t entry = b.sorted_token_ids[pos];
@@ -64,9 +95,9 @@ void moe_stage1_emu(const MoeGemmParams& p, const MoeStage1Buffers& b, const std
     std::uint16_t* out = b.a1 + (token * p.topk + slot) * I;
     for (std::int64_t n = 0; n < I; ++n) {
       const std::int64_t gate_row = e * 2 * I + n, up_row = gate_row + I;
-      const float gate = mx_dot(a, b.x_scales, pos, p.hidden_blocks_pad(), b.w13 + gate_row * row_bytes,
+      const float gate = dot(a, b.x_scales, pos, p.hidden_blocks_pad(), b.w13 + gate_row * row_bytes,
                                 b.w13_scales + gate_row * nb, nb);
-      const float up = mx_dot(a, b.x_scales, pos, p.hidden_blocks_pad(), b.w13 + up_row * row_bytes,
+      const float up = dot(a, b.x_scales, pos, p.hidden_blocks_pad(), b.w13 + up_row * row_bytes,
                               b.w13_scales + up_row * nb, nb);
       out[n] = bf16_from_float(moe_swiglu(p.oai, gate, up));
     }
@@ -84,6 +115,7 @@ void moe_stage2_emu(const MoeGemmParams& p, const MoeStage2Buffers& b, const std
     if (token < p.tokens) position[static_cast<std::size_t>(token * k + moe_entry_slot(entry))] = pos;
   }
   const std::int64_t K = p.hidden, nb = p.inter_blocks(), row_bytes = p.inter / 2;
+  const MxDot dot = dot_of(p.engine);
 #pragma omp parallel for schedule(dynamic, 1)
   for (std::int64_t t = 0; t < p.tokens; ++t) {
     if (token_mask && !token_mask[t]) continue;
@@ -94,7 +126,7 @@ void moe_stage2_emu(const MoeGemmParams& p, const MoeStage2Buffers& b, const std
         if (pos < 0) continue;  // not routed (cannot happen for validated routing)
         const std::int64_t e = b.sorted_expert_ids[pos / p.block];
         const std::int64_t w_row = e * K + d;
-        const float y = mx_dot(b.a2q + (t * k + s) * row_bytes, b.a2_scales, pos, p.inter_blocks_pad(),
+        const float y = dot(b.a2q + (t * k + s) * row_bytes, b.a2_scales, pos, p.inter_blocks_pad(),
                                b.w2 + w_row * row_bytes, b.w2_scales + w_row * nb, nb);
         sum = sum + b.sorted_weights[pos] * y;
       }

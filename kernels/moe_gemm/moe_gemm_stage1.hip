@@ -75,7 +75,7 @@ __global__ __launch_bounds__(kPlainThreads) void moe_stage1_plain_kernel(Stage1A
 }  // namespace
 
 void moe_stage1_launch(const MoeGemmParams& p, const MoeStage1Buffers& b, void* stream) {
-  if (moe_wgmma_takes(p, true)) {  // prefill on sm_90a: the same bits (moe_gemm_wgmma.hip)
+  if (moe_wgmma_takes(p, true)) {  // prefill on sm_90a: exact's bits, or fast's form (moe_gemm_wgmma.hip)
     moe_stage1_wgmma_launch(p, b, stream);
     return;
   }
@@ -85,7 +85,8 @@ void moe_stage1_launch(const MoeGemmParams& p, const MoeStage1Buffers& b, void* 
   const auto s = static_cast<hipStream_t>(stream);
   const auto blocks = static_cast<unsigned>(p.max_blocks());
   // The exact engine's 32-bit activation offsets cover every m31 shape; past them, plain (same bits).
-  if (p.engine == MoeGemmEngine::exact && moe_exact_fits(p.tokens, p.hidden / 2)) {
+  // fast runs the exact kernels where the wgmma engine does not take it (moe_gemm.hpp).
+  if (p.engine != MoeGemmEngine::plain && moe_exact_fits(p.tokens, p.hidden / 2)) {
     // Wide warps own 16 output columns (gate and up tiles), narrow ones 8 (one mixed tile):
     // moe_stage1_narrow, where the wide grid would leave the SMs few warps.
     const bool narrow = moe_stage1_narrow(p.tokens, p.topk, p.experts, p.inter, device_multiprocessors());

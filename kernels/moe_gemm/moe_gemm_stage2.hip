@@ -91,9 +91,9 @@ void moe_stage2_launch(const MoeGemmParams& p, const MoeStage2Buffers& b, void* 
                      p.max_entries()};
   const auto s = static_cast<hipStream_t>(stream);
   const auto blocks = static_cast<unsigned>(p.max_blocks());
-  if (moe_wgmma_takes(p, false)) {  // prefill on sm_90a: the same bits (moe_gemm_wgmma.hip)
+  if (moe_wgmma_takes(p, false)) {  // prefill on sm_90a: exact's bits, or fast's form (moe_gemm_wgmma.hip)
     moe_stage2_wgmma_gemm_launch(p, b, stream);
-  } else if (p.engine == MoeGemmEngine::exact && moe_exact_fits(p.pairs(), p.inter / 2)) {  // else plain: same bits
+  } else if (p.engine != MoeGemmEngine::plain && moe_exact_fits(p.pairs(), p.inter / 2)) {  // else plain: same bits
     const int warps = moe_exact_warps(p.hidden, 32);  // 32 output columns (two tiles) each
     const dim3 grid(static_cast<unsigned>(p.hidden / (32 * warps)), blocks);
     moe_stage2_exact_kernel<<<grid, static_cast<unsigned>(32 * warps), 0, s>>>(a);

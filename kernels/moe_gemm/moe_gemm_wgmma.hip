@@ -19,6 +19,13 @@
 // one-operation form where the stage's scales make it the same bits (moe_gemm_wgmma_plan.hpp). So
 // the outputs equal the emulation's bitwise, and the kernel is deterministic (no atomics, fixed
 // order).
+//
+// kFast (the fast variant, moe_gemm_fast.hpp): the producer first finds its two rows' largest scale
+// bytes and converts every block relative to them (one table a block for both operands), so the
+// scales leave the K loop; a consumer warpgroup issues a stage's four k32 MMAs as one 128-K partial,
+// waits for it and adds it to its fp32 accumulators (one add per output and stage), and scales the
+// sums by the rows' factors at the tile's last stage. Deterministic too, within a derived bound of
+// the emulation.
 #include <algorithm>
 #include <cstdlib>
 #include <string>
@@ -29,6 +36,7 @@
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_device.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_probe.hpp"
 #include "kernels/moe_gemm/moe_gemm_exact.hpp"
+#include "kernels/moe_gemm/moe_gemm_fast.hpp"
 #include "kernels/moe_gemm/moe_gemm_wgmma.hpp"
 #include "kernels/moe_gemm/moe_gemm_wgmma_plan.hpp"
 
@@ -111,7 +119,7 @@ __device__ inline void mx_wgmma_block(float* part, const std::uint8_t* rows, con
 }
 #endif
 
-template <bool kStage1, bool kOai>
+template <bool kStage1, bool kOai, bool kFast>
 __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a) {
 #if FB_WGMMA_AVAILABLE
   extern __shared__ __align__(128) std::uint8_t smem_raw[];
@@ -178,6 +186,15 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a) {
         return r;
       };
       MxWgRaw cur = load(0);
+      // fast: the two rows' largest scale bytes (padding rows: scale 1, as their loads say).
+      std::uint32_t cw = 0, ca = 0x7Fu;
+      if constexpr (kFast) {
+        for (std::int64_t y = 0; y < nb; y += 4) cw = mx_max_scale_byte(cw, load_u32(ws + y));
+        if (x) {
+          ca = 0;
+          for (std::int64_t y = 0; y < nb; ++y) ca = mx_max_scale_byte(ca, a.act_scales[xs_row + mx_scale_block_part(y)]);
+        }
+      }
       for (int ks = 0; ks < stages; ++ks, ++it) {
         MxWgRaw next = cur;
         if (ks + 1 < stages) next = load(ks + 1);  // in flight while this stage is converted
@@ -185,6 +202,21 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a) {
         const std::int64_t use = it / kMxWgStages;
         if (use > 0) mbar_wait(&empty[s], static_cast<std::uint32_t>((use - 1) & 1));
         std::uint8_t* stage = smem + s * kMxWgStageBytes;
+        if constexpr (kFast) {
+#pragma unroll
+          for (int j = 0; j < kMxWgStageBlocks; ++j) {
+            const std::uint32_t sa = (cur.xs >> (8 * j)) & 0xFFu, sw = (cur.ws >> (8 * j)) & 0xFFu;
+            store_e4m3_block(stage, t, j, cur.w[j], mx_fast_table(sw, cw));
+            store_e4m3_block(stage + kMxWgTileBytes, t, j, cur.x[j], mx_fast_table(sa, ca));
+          }
+          // The rows' factors ride in every stage; the consumers read them at the tile's last.
+          reinterpret_cast<float*>(stage + kMxWgTokenScalesAt)[t] = mx_fast_row_factor(ca);
+          reinterpret_cast<float*>(stage + kMxWgWeightScalesAt)[t] = mx_fast_row_factor(cw);
+          asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+          mbar_arrive(&full[s]);
+          cur = next;
+          continue;
+        }
         bool fast = true;
 #pragma unroll
         for (int j = 0; j < kMxWgStageBlocks; ++j) {
@@ -221,6 +253,28 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a) {
       const int s = static_cast<int>(it % kMxWgStages);
       mbar_wait(&full[s], static_cast<std::uint32_t>((it / kMxWgStages) & 1));
       const std::uint8_t* stage = smem + s * kMxWgStageBytes;
+      if constexpr (kFast) {  // one 128-K partial, added; the rows' factors at the tile's last stage
+        wgmma_issue_block(part, wgmma_descriptor(stage + g * (kMxWgRows / 2) * 128),
+                          wgmma_descriptor(stage + kMxWgTileBytes));
+        wgmma_wait_block(part);
+#pragma unroll
+        for (int j = 0; j < kWgmmaAccRegs; ++j) acc[j] = acc[j] + part[j];
+        if (ks + 1 == stages) {
+          const float* fa = reinterpret_cast<const float*>(stage + kMxWgTokenScalesAt) + c0;
+          const float* fw = reinterpret_cast<const float*>(stage + kMxWgWeightScalesAt);
+          const float w0 = fw[r0], w1 = fw[r0 + 8];
+#pragma unroll
+          for (int c = 0; c < kWgmmaAccRegs / 4; ++c) {
+            const float2 av = *reinterpret_cast<const float2*>(fa + 8 * c);
+            acc[4 * c + 0] = mx_fast_finish(acc[4 * c + 0], av.x, w0);
+            acc[4 * c + 1] = mx_fast_finish(acc[4 * c + 1], av.y, w0);
+            acc[4 * c + 2] = mx_fast_finish(acc[4 * c + 2], av.x, w1);
+            acc[4 * c + 3] = mx_fast_finish(acc[4 * c + 3], av.y, w1);
+          }
+        }
+        mbar_arrive(&empty[s]);
+        continue;
+      }
       const bool fast = *reinterpret_cast<const std::uint32_t*>(stage + kMxWgVotesAt) == 0x01010101u;
 #pragma unroll 1
       for (int j = 0; j < kMxWgStageBlocks; ++j) {
@@ -294,10 +348,10 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a) {
 #endif
 }
 
-template <bool kStage1, bool kOai>
+template <bool kStage1, bool kOai, bool kFast>
 void launch(const MxWgArgs& a, std::int64_t max_blocks, void* stream) {
   static const bool once = [] {
-    gpu_check(hipFuncSetAttribute(reinterpret_cast<const void*>(moe_wgmma_kernel<kStage1, kOai>),
+    gpu_check(hipFuncSetAttribute(reinterpret_cast<const void*>(moe_wgmma_kernel<kStage1, kOai, kFast>),
                                   hipFuncAttributeMaxDynamicSharedMemorySize, kMxWgSmemBytes),
               "hipFuncSetAttribute(moe wgmma shared memory)");
     return true;
@@ -305,8 +359,9 @@ void launch(const MxWgArgs& a, std::int64_t max_blocks, void* stream) {
   (void)once;
   const std::int64_t work = max_blocks * (a.outputs / (kStage1 ? kMxWgRows / 2 : kMxWgRows));
   const auto grid = static_cast<unsigned>(std::min<std::int64_t>(work, device_multiprocessors()));
-  moe_wgmma_kernel<kStage1, kOai><<<grid, kCtaThreads, kMxWgSmemBytes, static_cast<hipStream_t>(stream)>>>(a);
-  gpu_check_launch(kStage1 ? "moe_wgmma_kernel (stage 1)" : "moe_wgmma_kernel (stage 2)");
+  moe_wgmma_kernel<kStage1, kOai, kFast><<<grid, kCtaThreads, kMxWgSmemBytes, static_cast<hipStream_t>(stream)>>>(a);
+  gpu_check_launch(kStage1 ? (kFast ? "moe_wgmma_kernel (stage 1, fast)" : "moe_wgmma_kernel (stage 1)")
+                           : (kFast ? "moe_wgmma_kernel (stage 2, fast)" : "moe_wgmma_kernel (stage 2)"));
 }
 
 }  // namespace
@@ -324,7 +379,7 @@ std::int64_t moe_wgmma_min_pairs() {
 std::string moe_wgmma_unavailable() { return wgmma_device_unavailable(); }
 
 bool moe_wgmma_takes(const MoeGemmParams& p, bool stage1) {
-  if (p.engine != MoeGemmEngine::exact || p.pairs() < moe_wgmma_min_pairs()) return false;
+  if (p.engine == MoeGemmEngine::plain || p.pairs() < moe_wgmma_min_pairs()) return false;
   const bool fits = stage1 ? moe_wgmma_shape_fits(p.hidden, p.inter, true, p.block)
                            : moe_wgmma_shape_fits(p.inter, p.hidden, false, p.block);
   // The producer keeps a row's activation-scale offset in 32 bits (as the mma.sync kernels do).
@@ -336,17 +391,25 @@ void moe_stage1_wgmma_launch(const MoeGemmParams& p, const MoeStage1Buffers& b, 
   const MxWgArgs a{b.sorted_token_ids, nullptr, b.sorted_expert_ids, b.num_valid_ids, b.xq, b.x_scales, b.w13,
                    b.w13_scales,       b.a1,    nullptr,             p.tokens,        p.topk, p.block, p.hidden,
                    p.inter,            p.max_entries()};
-  if (p.oai)
-    launch<true, true>(a, p.max_blocks(), stream);
+  const bool fast = p.engine == MoeGemmEngine::fast;
+  if (p.oai && fast)
+    launch<true, true, true>(a, p.max_blocks(), stream);
+  else if (p.oai)
+    launch<true, true, false>(a, p.max_blocks(), stream);
+  else if (fast)
+    launch<true, false, true>(a, p.max_blocks(), stream);
   else
-    launch<true, false>(a, p.max_blocks(), stream);
+    launch<true, false, false>(a, p.max_blocks(), stream);
 }
 
 void moe_stage2_wgmma_gemm_launch(const MoeGemmParams& p, const MoeStage2Buffers& b, void* stream) {
   const MxWgArgs a{b.sorted_token_ids, b.sorted_weights, b.sorted_expert_ids, b.num_valid_ids, b.a2q, b.a2_scales,
                    b.w2,               b.w2_scales,      nullptr,             b.y,             p.tokens, p.topk,
                    p.block,            p.inter,          p.hidden,            p.max_entries()};
-  launch<false, false>(a, p.max_blocks(), stream);
+  if (p.engine == MoeGemmEngine::fast)
+    launch<false, false, true>(a, p.max_blocks(), stream);
+  else
+    launch<false, false, false>(a, p.max_blocks(), stream);
 }
 
 }  // namespace fb

@@ -1,6 +1,6 @@
-// The exact MoE GEMMs' prefill engine on Hopper's warpgroup matrix unit (moe_gemm_wgmma.hip; tiles
-// and maps in moe_gemm_wgmma_plan.hpp). The same bits as the other engines: the same exact block
-// sums, promoted in the same order. GPU builds only.
+// The MoE GEMMs' prefill engine on Hopper's warpgroup matrix unit (moe_gemm_wgmma.hip; tiles and maps
+// in moe_gemm_wgmma_plan.hpp). Exact: the same bits as the other engines (the same exact block sums,
+// promoted in the same order). Fast: moe_gemm_fast.hpp's form. GPU builds only.
 #pragma once
 
 #include <cstdint>
@@ -10,9 +10,9 @@
 
 namespace fb {
 
-// Whether the exact engine's launcher takes the wgmma kernel for this GEMM: the exact engine, at
-// least moe_wgmma_min_pairs() routed pairs, a shape it tiles (moe_wgmma_shape_fits) and a device
-// that runs sm_90a code. Elsewhere the mma.sync kernels run (the same bits).
+// Whether the launcher takes the wgmma kernel for this GEMM: the exact or the fast engine, at least
+// moe_wgmma_min_pairs() routed pairs, a shape it tiles (moe_wgmma_shape_fits) and a device that runs
+// sm_90a code. Elsewhere the mma.sync kernels run (exact's bits, for both engines).
 bool moe_wgmma_takes(const MoeGemmParams& p, bool stage1);
 // T * k from which the wgmma kernel runs: kMoeWgmmaMinPairs, or FUSEBENCH_MOE_WGMMA_MIN_PAIRS (tests
 // set 0 to run it at small shapes; benches compare the engines with a large value). Set between

@@ -8,7 +8,7 @@
 // - stage 1's row map puts each output's gate and up rows in one thread's fragment;
 // - the stage's byte layout is the 128-byte swizzle the wgmma descriptor reads.
 // The kernel itself is compared with the emulation bitwise on the GPU (moe_gemm_test.cpp,
-// MoeGemmGpu.WgmmaEngineEqualsTheEmulationBitwise).
+// MoeGemmGpu.WgmmaEngineEqualsTheEmulationAsClaimed).
 #include <gtest/gtest.h>
 
 #include <cmath>
