@@ -9,7 +9,8 @@
 # SOURCE_CSV=1 also exports each point's per-SASS-instruction stall samples (<n>-...-sass.csv) and
 # their summary (tools/ncu_source_summary.py: top instructions, opcodes, groups by execution count;
 # -sass-summary.txt). KERNEL_NAME_BASE=demangled matches the regex against the name with its
-# template arguments (one instance of a kernel template, e.g. "moe_wgmma_kernel<true, false, true>").
+# template arguments, to pick one instance of a kernel template (ncu writes a bool argument as 0 or 1:
+# "moe_wgmma_kernel<1, 1, 1>"). A spec is split on '|', so its regex cannot use one.
 set -uo pipefail
 debs="$1"; out="$2"; shift 2
 mkdir -p "$out"
@@ -23,7 +24,8 @@ for spec in "$@"; do
   IFS='|' read -r regex kase where <<< "$spec"
   file="$out/$n-$(echo "$kase-$where" | tr -c 'a-zA-Z0-9_\n' '_').txt"
   echo "== $spec" | tee "$file"
-  timeout "${STEP_TIMEOUT:-240}" ncu --clock-control none --kernel-name-base "${KERNEL_NAME_BASE:-function}" -k "regex:$regex" --launch-skip "${LAUNCH_SKIP:-1}" \
+  pick=(--kernel-name-base "${KERNEL_NAME_BASE:-function}" -k "regex:$regex" --launch-skip "${LAUNCH_SKIP:-1}")
+  timeout "${STEP_TIMEOUT:-240}" ncu --clock-control none "${pick[@]}" \
     --launch-count "${LAUNCH_COUNT:-2}" --section SpeedOfLight --section LaunchStats --section Occupancy \
     --section WarpStateStats --section MemoryWorkloadAnalysis --section SchedulerStats --section SourceCounters \
     --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio" \
@@ -35,7 +37,7 @@ for spec in "$@"; do
     # source lines too): the page as csv, and its summary by tools/ncu_source_summary.py.
     rep="/tmp/profile-$n"
     rm -f "$rep.ncu-rep"  # never summarise an earlier call's report
-    timeout "${STEP_TIMEOUT:-240}" ncu --clock-control none --kernel-name-base "${KERNEL_NAME_BASE:-function}" -k "regex:$regex" --launch-skip "${LAUNCH_SKIP:-1}" \
+    timeout "${STEP_TIMEOUT:-240}" ncu --clock-control none "${pick[@]}" \
       --launch-count 1 --section SourceCounters --section WarpStateStats -f -o "$rep" \
       "$fb" verify --scenario "${SCENARIO:-m31-flash-tp4}" --kernel "$kase" --where "$where" --backend gpu -q \
       > /dev/null 2>&1
