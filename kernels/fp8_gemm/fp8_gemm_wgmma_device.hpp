@@ -117,6 +117,12 @@ __device__ inline void mbar_arrive_expect_bytes(std::uint64_t* bar, std::uint32_
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_address(bar)), "r"(bytes)
                : "memory");
 }
+// `bytes` more of transactions on `bar`'s current phase without an arrival (the MoE engine's thread
+// that issues the token tile's copy arrives later, after its own stores to the stage).
+__device__ inline void mbar_expect_bytes(std::uint64_t* bar, std::uint32_t bytes) {
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(smem_address(bar)), "r"(bytes)
+               : "memory");
+}
 // The TMA copies the box at (k0, row0) of `map` into `dst` (1024-byte aligned, the map's 128-byte
 // swizzle), completing its bytes on `bar`. Rows past the matrix arrive as zeros.
 __device__ inline void tma_load_box(std::uint8_t* dst, const WgmmaTensorMap* map, std::int64_t k0, std::int64_t row0,

@@ -19,6 +19,9 @@ namespace fb {
 WgmmaOperands wgmma_operands(const std::uint8_t*, std::int64_t, const std::uint8_t*, std::int64_t, std::int64_t) {
   throw DeviceError("wgmma_operands: no TMA on AMD");
 }
+WgmmaTensorMap wgmma_rows_map(const char* what, const std::uint8_t*, std::int64_t, int, std::int64_t) {
+  throw DeviceError(std::string("wgmma_rows_map (") + what + "): no TMA on AMD");
+}
 #else
 namespace {
 
@@ -62,6 +65,11 @@ WgmmaTensorMap encode(const char* what, const std::uint8_t* base, std::int64_t r
 WgmmaOperands wgmma_operands(const std::uint8_t* a, std::int64_t rows, const std::uint8_t* b, std::int64_t cols,
                              std::int64_t depth) {
   return WgmmaOperands{encode("A", a, rows, kWgmmaCtaM, depth), encode("B", b, cols, kWgmmaTileN, depth)};
+}
+
+WgmmaTensorMap wgmma_rows_map(const char* what, const std::uint8_t* base, std::int64_t rows, int box_rows,
+                              std::int64_t depth) {
+  return encode(what, base, rows, box_rows, depth);
 }
 #endif
 

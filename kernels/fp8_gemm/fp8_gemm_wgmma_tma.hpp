@@ -38,5 +38,9 @@ struct WgmmaOperands {
 // (no driver entry point, or the driver refused the map).
 WgmmaOperands wgmma_operands(const std::uint8_t* a, std::int64_t rows, const std::uint8_t* b, std::int64_t cols,
                              std::int64_t depth);
+// One map of the same form with boxes of box_rows rows (the MoE engine's staged token rows); `what`
+// names it in the error.
+WgmmaTensorMap wgmma_rows_map(const char* what, const std::uint8_t* base, std::int64_t rows, int box_rows,
+                              std::int64_t depth);
 
 }  // namespace fb

@@ -21,6 +21,8 @@
 #include "kernels/fp8_gemm/fp8_gemm_bounds.hpp"
 #include "kernels/moe_gemm/moe_gemm.hpp"
 #include "kernels/moe_gemm/moe_gemm_inputs.hpp"
+#include "kernels/moe_gemm/moe_gemm_wgmma.hpp"
+#include "kernels/moe_gemm/moe_gemm_wgmma_plan.hpp"
 #include "reference/moe_gemm_ref.hpp"
 
 namespace fb {
@@ -88,6 +90,14 @@ class MoeGemmInstance final : public CaseInstance {
       : kind_(kind), p_(p), routing_(routing), dist_(d) {}
 
   bool stage1() const { return kind_ == MoeGemmKind::stage1; }
+  std::int64_t inner() const { return stage1() ? p_.hidden : p_.inter; }
+  // Whether variant v gets the staged token rows: every variant but plain, where the wgmma engine
+  // tiles the shape (it still takes the launch only from its threshold of pairs on, on sm_90a).
+  bool stages_tokens(VariantId v) const {
+    const bool plain = kind_ != MoeGemmKind::shared_fold && v == kPlain;
+    return !plain && (stage1() ? moe_wgmma_shape_fits(p_.hidden, p_.inter, true, p_.block)
+                               : moe_wgmma_shape_fits(p_.inter, p_.hidden, false, p_.block));
+  }
 
   std::vector<TensorSpec> inputs() const override {
     const Dim entries{"P", p_.max_entries()}, blocks{"blocks", p_.max_blocks()};
@@ -124,9 +134,24 @@ class MoeGemmInstance final : public CaseInstance {
     return {{"out", DType::bf16, {{"T", p_.tokens}, {"K", p_.hidden}}}};
   }
 
-  std::vector<TensorSpec> workspace(VariantId) const override {
-    if (stage1()) return {};
-    return {{"y", DType::f32, {{"T*k", p_.pairs()}, {"K", p_.hidden}}}};
+  // stage 2: y; the matrix-unit variants at shapes the wgmma engine tiles: the staged token rows.
+  std::vector<TensorSpec> workspace(VariantId v) const override {
+    std::vector<TensorSpec> ws;
+    if (!stage1()) ws.push_back({"y", DType::f32, {{"T*k", p_.pairs()}, {"K", p_.hidden}}});
+    if (stages_tokens(v))
+      ws.push_back({"token_stage", DType::u8, {{"bytes", MoeTokenStageLayout{p_.max_entries(), inner()}.bytes()}}});
+    return ws;
+  }
+
+  // The engine's token prologue is one launch more where it runs (GPU builds, sm_90a, prefill sizes).
+  int launches(VariantId v) const override {
+#if FUSEBENCH_HAS_GPU
+    if (stages_tokens(v) && moe_wgmma_stages_tokens(params(v), stage1())) {
+      const int gemm = stage1() ? 1 : (kind_ == MoeGemmKind::shared_fold && v == 1 ? 3 : 2);  // as the variants say
+      return gemm + 1;
+    }
+#endif
+    return 0;
   }
 
   void prepare_weights(std::uint64_t seed, HostTensors& in) const override {
@@ -174,7 +199,8 @@ class MoeGemmInstance final : public CaseInstance {
     return p;
   }
 
-  MoeStage1Buffers stage1_buffers(const TensorPointers& in, const TensorPointers& out) const {
+  MoeStage1Buffers stage1_buffers(const TensorPointers& in, const TensorPointers& out,
+                                  const TensorPointers& ws) const {
     MoeStage1Buffers b;
     b.sorted_token_ids = in.get<const std::int32_t>(kS1Ids);
     b.sorted_expert_ids = in.get<const std::int32_t>(kS1ExpertIds);
@@ -184,6 +210,7 @@ class MoeGemmInstance final : public CaseInstance {
     b.w13 = in.get<const std::uint8_t>(kW13);
     b.w13_scales = in.get<const std::uint8_t>(kW13Scales);
     b.a1 = out.get<std::uint16_t>(0);
+    b.token_stage = ws.items.empty() ? nullptr : ws.get<std::uint8_t>(0);
     return b;
   }
 
@@ -201,6 +228,7 @@ class MoeGemmInstance final : public CaseInstance {
     b.shared = kind_ == MoeGemmKind::shared_fold ? in.get<const std::uint16_t>(kShared) : nullptr;
     b.y = ws.items.empty() ? nullptr : ws.get<float>(0);
     b.out = out.get<std::uint16_t>(0);
+    b.token_stage = ws.items.size() < 2 ? nullptr : ws.get<std::uint8_t>(1);
     return b;
   }
 
@@ -208,7 +236,7 @@ class MoeGemmInstance final : public CaseInstance {
            const TensorPointers& ws) const override {
     const MoeGemmParams p = params(v);
     if (stage1()) {
-      const MoeStage1Buffers b = stage1_buffers(in, out);
+      const MoeStage1Buffers b = stage1_buffers(in, out, ws);
       if (ctx.backend == Backend::cpu) return moe_stage1_emu(p, b);
 #if FUSEBENCH_HAS_GPU
       return moe_stage1_launch(p, b, ctx.stream);
@@ -353,7 +381,7 @@ class MoeGemmInstance final : public CaseInstance {
     for (const HostTensor& t : in) ip.items.push_back(const_cast<std::uint8_t*>(t.bytes.data()));
     for (HostTensor& t : out) op.items.push_back(t.bytes.data());
     if (stage1())
-      moe_stage1_emu(p, stage1_buffers(ip, op), mask.data());
+      moe_stage1_emu(p, stage1_buffers(ip, op, wp), mask.data());
     else
       moe_stage2_emu(p, stage2_buffers(ip, op, wp), mask.data());
   }

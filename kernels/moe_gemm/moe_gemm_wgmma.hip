@@ -13,6 +13,13 @@
 // sums into its fp32 accumulators on the CUDA cores, blocks in ascending K; after a stage's four
 // blocks it releases the stage (`empty`). While one warpgroup promotes, the other's MMA runs.
 //
+// Staged tokens (since run 64, where the case gives the token_stage workspace): a prologue launch
+// (moe_token_stage_kernel) converts every sorted position's activation row once, by the same tables,
+// into MoeTokenStageLayout; the producer's first thread then copies each stage's token tile by TMA
+// (128 rows x 128 bytes, the same 128-byte swizzle) and the producer converts only its weight row.
+// Stage 1 converted each token row once per column tile (12 times at the m31 shapes), stage 2 48
+// times; run 63's profile found the producer's conversion the engine's limit.
+//
 // Exactness: each MMA forms whole-block sums S_q * 2^(u-14) (13 significant bits), exact in the matrix
 // unit (MoeGemmGpu.MatrixUnitBlockSumsAreExact proves the fp8 unit keeps them; this kernel's GPU test
 // compares it with the emulation bitwise at every path). The promotion is the canonical one, or its
@@ -35,6 +42,7 @@
 #include "kernels/common/multiprocessors.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_device.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_probe.hpp"
+#include "kernels/fp8_gemm/fp8_gemm_wgmma_tma.hpp"
 #include "kernels/moe_gemm/moe_gemm_exact.hpp"
 #include "kernels/moe_gemm/moe_gemm_fast.hpp"
 #include "kernels/moe_gemm/moe_gemm_wgmma.hpp"
@@ -58,6 +66,7 @@ struct MxWgArgs {
   std::uint16_t* a1;  // stage 1
   float* y;           // stage 2
   std::int64_t tokens, topk, block, inner, outputs, max_entries;
+  std::uint8_t* token_stage;  // the staged token rows (MoeTokenStageLayout), or null
 };
 
 // One tile of a CTA's walk: work item i = (sort block, column tile), column tiles fastest, so the
@@ -119,8 +128,61 @@ __device__ inline void mx_wgmma_block(float* part, const std::uint8_t* rows, con
 }
 #endif
 
-template <bool kStage1, bool kOai, bool kFast>
-__global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a) {
+// The token prologue: one warp per sorted position writes its activation row's e4m3 bytes (each
+// block by the table the producer would use: exact's token shift, or fast's window below the row's
+// largest scale byte), its scale bytes row-major and its largest scale byte (MoeTokenStageLayout).
+// The same conversion as the producer's, so the same bytes reach the matrix unit.
+constexpr int kStageWarps = 8;
+template <bool kStage1, bool kFast>
+__global__ __launch_bounds__(32 * kStageWarps) void moe_token_stage_kernel(MxWgArgs a) {
+#if FB_WGMMA_AVAILABLE
+  const std::int64_t p = static_cast<std::int64_t>(blockIdx.x) * kStageWarps + threadIdx.x / 32;
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  if (p >= a.max_entries) return;
+  const MoeTokenStageLayout L{a.max_entries, a.inner};
+  const std::int64_t nb = a.inner / 32, pad = (nb + 7) / 8 * 8, row_bytes = a.inner / 2;
+  std::uint8_t* e4m3 = a.token_stage + p * a.inner;
+  std::uint8_t* scales = a.token_stage + L.scales_at() + p * nb;
+  const std::uint8_t* x = nullptr;
+  std::uint32_t xs_row = 0;
+  if (p < moe_valid_entries(a.num_valid_ids[0], a.max_entries)) {
+    const std::int32_t entry = a.sorted_token_ids[p];
+    const std::int64_t token = moe_entry_token(entry);
+    if (token < a.tokens) {
+      x = a.act + (kStage1 ? token : token * a.topk + moe_entry_slot(entry)) * row_bytes;
+      xs_row = mx_scale_row_part(p, pad);
+    }
+  }
+  std::uint32_t c = 0x7Fu;  // a padding row's largest scale byte (as the producer's)
+  if (x && kFast) {
+    c = 0;
+    for (std::int64_t y = lane; y < nb; y += 32) c = max(c, static_cast<std::uint32_t>(a.act_scales[xs_row + mx_scale_block_part(y)]));
+    c = __reduce_max_sync(0xFFFFFFFFu, c);
+  }
+  for (std::int64_t y = lane; y < nb; y += 32) {
+    uint4 lo = make_uint4(0, 0, 0, 0), hi = lo;
+    std::uint32_t s = 0x7Fu;
+    if (x) {
+      s = a.act_scales[xs_row + mx_scale_block_part(y)];
+      const E2m1E4m3Table table = kFast ? mx_fast_table(s, c) : e2m1_e4m3_table(mx_token_shift(s));
+      const uint4 raw = reinterpret_cast<const uint4*>(x)[y];
+      e2m1x8_to_e4m3x8_by_table(raw.x, table, lo.x, lo.y);
+      e2m1x8_to_e4m3x8_by_table(raw.y, table, lo.z, lo.w);
+      e2m1x8_to_e4m3x8_by_table(raw.z, table, hi.x, hi.y);
+      e2m1x8_to_e4m3x8_by_table(raw.w, table, hi.z, hi.w);
+    }
+    reinterpret_cast<uint4*>(e4m3 + 32 * y)[0] = lo;
+    reinterpret_cast<uint4*>(e4m3 + 32 * y)[1] = hi;
+    scales[y] = static_cast<std::uint8_t>(s);
+  }
+  if (lane == 0) a.token_stage[L.maxima_at() + p] = static_cast<std::uint8_t>(c);
+#else
+  (void)a;
+#endif
+}
+
+template <bool kStage1, bool kOai, bool kFast, bool kStaged>
+__global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a, const FB_GRID_CONSTANT WgmmaTensorMap tokens) {
 #if FB_WGMMA_AVAILABLE
   extern __shared__ __align__(128) std::uint8_t smem_raw[];
   std::uint8_t* smem = smem_raw + (1024 - smem_address(smem_raw) % 1024) % 1024;
@@ -140,6 +202,7 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a) {
                       a.outputs / (kStage1 ? kMxWgRows / 2 : kMxWgRows)};
   const std::int64_t nb = a.inner / 32, pad = (nb + 7) / 8 * 8, row_bytes = a.inner / 2;
   const int stages = static_cast<int>(a.inner / kMxWgStageK);
+  const MoeTokenStageLayout staged{a.max_entries, a.inner};
   std::int64_t it = 0;  // stages through the ring so far: slot it % kMxWgStages, its use it / kMxWgStages
   std::int64_t i = blockIdx.x;
   MxWgTile tile{};
@@ -158,6 +221,9 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a) {
           xs_row = mx_scale_row_part(tile.first + t, pad);
         }
       }
+      // Staged: the row's scale bytes, one word a stage, from the prologue's copy.
+      const std::uint8_t* xs_staged = nullptr;
+      if (kStaged && x) xs_staged = a.token_stage + staged.scales_at() + (tile.first + t) * nb;
       const std::int64_t wrow = kStage1 ? tile.expert * 2 * a.outputs +
                                               moe_wgmma_stage1_row(t, tile.col * (kMxWgRows / 2), a.outputs)
                                         : tile.expert * a.outputs + tile.col * kMxWgRows + t;
@@ -170,7 +236,9 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a) {
         for (int j = 0; j < kMxWgStageBlocks; ++j) r.w[j] = wp[j];
         r.ws = load_u32(ws + ks * kMxWgStageBlocks);
         r.xs = 0x7F7F7F7Fu;  // padding rows: scale 1 (their sums are 0, their outputs never written)
-        if (x) {
+        if constexpr (kStaged) {  // the token tile comes by TMA
+          if (xs_staged) r.xs = load_u32(xs_staged + ks * kMxWgStageBlocks);
+        } else if (x) {
           const uint4* xp = reinterpret_cast<const uint4*>(x + ks * (kMxWgStageK / 2));
           std::uint32_t xs = 0;
 #pragma unroll
@@ -190,7 +258,9 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a) {
       std::uint32_t cw = 0, ca = 0x7Fu;
       if constexpr (kFast) {
         for (std::int64_t y = 0; y < nb; y += 4) cw = mx_max_scale_byte(cw, load_u32(ws + y));
-        if (x) {
+        if (kStaged && x) {
+          ca = a.token_stage[staged.maxima_at() + tile.first + t];
+        } else if (x) {
           ca = 0;
           for (std::int64_t y = 0; y < nb; ++y) ca = mx_max_scale_byte(ca, a.act_scales[xs_row + mx_scale_block_part(y)]);
         }
@@ -202,12 +272,17 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a) {
         const std::int64_t use = it / kMxWgStages;
         if (use > 0) mbar_wait(&empty[s], static_cast<std::uint32_t>((use - 1) & 1));
         std::uint8_t* stage = smem + s * kMxWgStageBytes;
+        if (kStaged && t == 0) {  // the token tile: 128 staged rows from the tile's first, this stage's 128 K
+          mbar_expect_bytes(&full[s], kMxWgTileBytes);
+          tma_load_box(stage + kMxWgTileBytes, &tokens, static_cast<std::int64_t>(ks) * kMxWgStageK, tile.first, &full[s]);
+        }
         if constexpr (kFast) {
 #pragma unroll
           for (int j = 0; j < kMxWgStageBlocks; ++j) {
-            const std::uint32_t sa = (cur.xs >> (8 * j)) & 0xFFu, sw = (cur.ws >> (8 * j)) & 0xFFu;
+            [[maybe_unused]] const std::uint32_t sa = (cur.xs >> (8 * j)) & 0xFFu;
+            const std::uint32_t sw = (cur.ws >> (8 * j)) & 0xFFu;
             store_e4m3_block(stage, t, j, cur.w[j], mx_fast_table(sw, cw));
-            store_e4m3_block(stage + kMxWgTileBytes, t, j, cur.x[j], mx_fast_table(sa, ca));
+            if constexpr (!kStaged) store_e4m3_block(stage + kMxWgTileBytes, t, j, cur.x[j], mx_fast_table(sa, ca));
           }
           // The rows' factors ride in every stage; the consumers read them at the tile's last.
           reinterpret_cast<float*>(stage + kMxWgTokenScalesAt)[t] = mx_fast_row_factor(ca);
@@ -223,7 +298,7 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a) {
           const std::uint32_t sa = (cur.xs >> (8 * j)) & 0xFFu, sw = (cur.ws >> (8 * j)) & 0xFFu;
           const std::uint32_t u = mx_token_shift(sa);
           store_e4m3_block(stage, t, j, cur.w[j], plain);
-          store_e4m3_block(stage + kMxWgTileBytes, t, j, cur.x[j], e2m1_e4m3_table(u));
+          if constexpr (!kStaged) store_e4m3_block(stage + kMxWgTileBytes, t, j, cur.x[j], e2m1_e4m3_table(u));
           fast = fast && u != 0 && mx_fast_scale(sw);
           reinterpret_cast<float*>(stage + kMxWgTokenScalesAt)[j * kMxWgTokens + t] = mx_scale_float(sa);
           reinterpret_cast<float*>(stage + kMxWgTokenPreAt)[j * kMxWgTokens + t] = mx_token_pre(u);
@@ -348,20 +423,46 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a) {
 #endif
 }
 
-template <bool kStage1, bool kOai, bool kFast>
-void launch(const MxWgArgs& a, std::int64_t max_blocks, void* stream) {
+// FUSEBENCH_MOE_TOKEN_STAGE=0 turns the token prologue off (the producer converts the token tiles
+// in the kernel, as before run 64): the same bits, for timing the two forms in one process.
+bool token_stage_enabled() {
+  const char* env = std::getenv("FUSEBENCH_MOE_TOKEN_STAGE");
+  if (!env || !*env) return true;
+  const std::string v(env);
+  if (v != "0" && v != "1") throw InputError("FUSEBENCH_MOE_TOKEN_STAGE must be 0 or 1, not '" + v + "'");
+  return v == "1";
+}
+
+template <bool kStage1, bool kOai, bool kFast, bool kStaged>
+void launch_gemm(const MxWgArgs& a, const WgmmaTensorMap& tokens, unsigned grid, hipStream_t stream) {
   static const bool once = [] {
-    gpu_check(hipFuncSetAttribute(reinterpret_cast<const void*>(moe_wgmma_kernel<kStage1, kOai, kFast>),
+    gpu_check(hipFuncSetAttribute(reinterpret_cast<const void*>(moe_wgmma_kernel<kStage1, kOai, kFast, kStaged>),
                                   hipFuncAttributeMaxDynamicSharedMemorySize, kMxWgSmemBytes),
               "hipFuncSetAttribute(moe wgmma shared memory)");
     return true;
   }();
   (void)once;
-  const std::int64_t work = max_blocks * (a.outputs / (kStage1 ? kMxWgRows / 2 : kMxWgRows));
-  const auto grid = static_cast<unsigned>(std::min<std::int64_t>(work, device_multiprocessors()));
-  moe_wgmma_kernel<kStage1, kOai, kFast><<<grid, kCtaThreads, kMxWgSmemBytes, static_cast<hipStream_t>(stream)>>>(a);
+  moe_wgmma_kernel<kStage1, kOai, kFast, kStaged><<<grid, kCtaThreads, kMxWgSmemBytes, stream>>>(a, tokens);
   gpu_check_launch(kStage1 ? (kFast ? "moe_wgmma_kernel (stage 1, fast)" : "moe_wgmma_kernel (stage 1)")
                            : (kFast ? "moe_wgmma_kernel (stage 2, fast)" : "moe_wgmma_kernel (stage 2)"));
+}
+
+// With a token_stage workspace (and the prologue enabled): the prologue, then the kernel reading the
+// staged rows by TMA; else the kernel converting the token tiles itself.
+template <bool kStage1, bool kOai, bool kFast>
+void launch(const MxWgArgs& a, std::int64_t max_blocks, void* stream) {
+  const auto s = static_cast<hipStream_t>(stream);
+  const std::int64_t work = max_blocks * (a.outputs / (kStage1 ? kMxWgRows / 2 : kMxWgRows));
+  const auto grid = static_cast<unsigned>(std::min<std::int64_t>(work, device_multiprocessors()));
+  if (a.token_stage && token_stage_enabled()) {
+    moe_token_stage_kernel<kStage1, kFast>
+        <<<static_cast<unsigned>((a.max_entries + kStageWarps - 1) / kStageWarps), 32 * kStageWarps, 0, s>>>(a);
+    gpu_check_launch(kStage1 ? "moe_token_stage_kernel (stage 1)" : "moe_token_stage_kernel (stage 2)");
+    const WgmmaTensorMap tokens = wgmma_rows_map("staged token rows", a.token_stage, a.max_entries, kMxWgTokens, a.inner);
+    launch_gemm<kStage1, kOai, kFast, true>(a, tokens, grid, s);
+    return;
+  }
+  launch_gemm<kStage1, kOai, kFast, false>(a, WgmmaTensorMap{}, grid, s);
 }
 
 }  // namespace
@@ -378,6 +479,10 @@ std::int64_t moe_wgmma_min_pairs() {
 
 std::string moe_wgmma_unavailable() { return wgmma_device_unavailable(); }
 
+bool moe_wgmma_stages_tokens(const MoeGemmParams& p, bool stage1) {
+  return p.engine != MoeGemmEngine::plain && moe_wgmma_takes(p, stage1) && token_stage_enabled();
+}
+
 bool moe_wgmma_takes(const MoeGemmParams& p, bool stage1) {
   if (p.engine == MoeGemmEngine::plain || p.pairs() < moe_wgmma_min_pairs()) return false;
   const bool fits = stage1 ? moe_wgmma_shape_fits(p.hidden, p.inter, true, p.block)
@@ -390,7 +495,7 @@ bool moe_wgmma_takes(const MoeGemmParams& p, bool stage1) {
 void moe_stage1_wgmma_launch(const MoeGemmParams& p, const MoeStage1Buffers& b, void* stream) {
   const MxWgArgs a{b.sorted_token_ids, nullptr, b.sorted_expert_ids, b.num_valid_ids, b.xq, b.x_scales, b.w13,
                    b.w13_scales,       b.a1,    nullptr,             p.tokens,        p.topk, p.block, p.hidden,
-                   p.inter,            p.max_entries()};
+                   p.inter,            p.max_entries(), b.token_stage};
   const bool fast = p.engine == MoeGemmEngine::fast;
   if (p.oai && fast)
     launch<true, true, true>(a, p.max_blocks(), stream);
@@ -405,7 +510,7 @@ void moe_stage1_wgmma_launch(const MoeGemmParams& p, const MoeStage1Buffers& b, 
 void moe_stage2_wgmma_gemm_launch(const MoeGemmParams& p, const MoeStage2Buffers& b, void* stream) {
   const MxWgArgs a{b.sorted_token_ids, b.sorted_weights, b.sorted_expert_ids, b.num_valid_ids, b.a2q, b.a2_scales,
                    b.w2,               b.w2_scales,      nullptr,             b.y,             p.tokens, p.topk,
-                   p.block,            p.inter,          p.hidden,            p.max_entries()};
+                   p.block,            p.inter,          p.hidden,            p.max_entries(),  b.token_stage};
   if (p.engine == MoeGemmEngine::fast)
     launch<false, false, true>(a, p.max_blocks(), stream);
   else

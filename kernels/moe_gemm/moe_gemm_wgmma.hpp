@@ -25,6 +25,9 @@ inline constexpr std::int64_t kMoeWgmmaMinPairs = 12288;
 std::int64_t moe_wgmma_min_pairs();
 // Empty where the wgmma kernels run on this device; else why not.
 std::string moe_wgmma_unavailable();
+// Whether a launch of the exact or fast engine with a token_stage workspace runs the token prologue
+// first (one launch more): where the wgmma kernel takes it and FUSEBENCH_MOE_TOKEN_STAGE is not 0.
+bool moe_wgmma_stages_tokens(const MoeGemmParams& p, bool stage1);
 
 void moe_stage1_wgmma_launch(const MoeGemmParams& p, const MoeStage1Buffers& b, void* stream);
 // Stage 2's GEMM only (Y = w_p * y); the reduction launch follows as for the other engines.

@@ -127,6 +127,20 @@ inline constexpr int kMxWgStageBytes = (kMxWgVotesAt + 4 + 1023) / 1024 * 1024; 
 // Stages, 2 mbarriers a stage, 1024 bytes of alignment slack.
 inline constexpr int kMxWgSmemBytes = kMxWgStages * kMxWgStageBytes + 2 * kMxWgStages * 8 + 1024;
 
+// The staged token rows (a workspace of the exact and fast variants, written by the engine's token
+// prologue, moe_gemm_wgmma.hip): every sorted position's activation row converted once to the e4m3
+// bytes the stage's token tile holds (its blocks by their tables, in k order), so the producer reads
+// a token tile by TMA instead of converting it once per column tile (stage 1 converted each row 12
+// times at the m31 shapes, stage 2 48 times). Then each row's scale bytes, row-major (one 32-bit
+// word a stage), and each row's largest scale byte (fast). Rows that hold no pair (padding, past the
+// valid count) are zeros with scale bytes 0x7F.
+struct MoeTokenStageLayout {
+  std::int64_t rows = 0, inner = 0;  // sorted positions (max_entries) x the dot products' K
+  FB_HD std::int64_t scales_at() const { return rows * inner; }
+  FB_HD std::int64_t maxima_at() const { return scales_at() + rows * (inner / 32); }
+  FB_HD std::int64_t bytes() const { return (maxima_at() + rows + 15) / 16 * 16; }
+};
+
 // Where the 32 e4m3 bytes of MX block j (0..3) of a stage go in row r: e2m1 word q (bytes 4q..4q+3
 // of the block's 16, elements 8q..8q+7) becomes e4m3 words 2q (elements 8q..8q+3) and 2q + 1
 // (8q+4..8q+7), so the block's 32 bytes are in k order (until run 60 they were a permutation of it,

@@ -584,6 +584,41 @@ TEST(MoeGemmCases, PrefillPointsAreGpuOnlyAndCheckTokens) {
   EXPECT_GT(inst->work(0).read_bytes, 128LL * 6144 * 768 / 2);
 }
 
+// The exact and fast variants (and F6's two) get the engine's staged token rows as a workspace where
+// the wgmma engine tiles the shape, sized by MoeTokenStageLayout; plain never does, nor do shapes it
+// does not tile (K = 288 is not a multiple of 128).
+TEST(MoeGemmCases, MatrixUnitVariantsGetTheStagedTokenRows) {
+  Shape s;
+  s.T = 4096;
+  s.E = 128;
+  s.K = 6144;
+  s.I = 768;
+  const auto bytes_of = [](const std::vector<TensorSpec>& ws, const char* name) -> std::int64_t {
+    for (const TensorSpec& t : ws)
+      if (t.name == name) return static_cast<std::int64_t>(t.bytes());
+    return -1;
+  };
+  for (const char* name : {"moe_gemm/stage1", "moe_gemm/stage2", "moe_gemm/shared_fold"}) {
+    const KernelCase& kc = moe_case(name);
+    const auto inst = kc.make(point(kc, s));
+    const bool stage1 = std::string(name) == "moe_gemm/stage1";
+    const std::int64_t entries = 4096 * 4 + 128 * 32 - 4, inner = stage1 ? 6144 : 768;
+    const MoeTokenStageLayout L{entries, inner};
+    EXPECT_EQ(L.scales_at(), entries * inner);
+    EXPECT_EQ(L.maxima_at(), entries * inner + entries * inner / 32);
+    EXPECT_EQ(L.bytes() % 16, 0);
+    EXPECT_GE(L.bytes(), L.maxima_at() + entries);
+    for (VariantId v = 0; v < kc.variants.size(); ++v) {
+      const bool plain = kc.variants[v].name == "plain";
+      EXPECT_EQ(bytes_of(inst->workspace(v), "token_stage"), plain ? -1 : L.bytes()) << name << " " << kc.variants[v].name;
+      EXPECT_EQ(bytes_of(inst->workspace(v), "y") > 0, !stage1) << name;
+    }
+  }
+  s.K = 288;
+  const KernelCase& kc = moe_case("moe_gemm/stage1");
+  EXPECT_EQ(bytes_of(kc.make(point(kc, s))->workspace(0), "token_stage"), -1);
+}
+
 // ---- GPU ----
 
 // Runs variant v on the GPU on host inputs; returns the outputs.
@@ -713,7 +748,20 @@ TEST(MoeGemmGpu, WgmmaEngineEqualsTheEmulationAsClaimed) {
     }
   for (const auto& [name, s] : points)
     ASSERT_TRUE(moe_wgmma_shape_fits(s.K, s.I, true, s.B) && moe_wgmma_shape_fits(s.I, s.K, false, s.B)) << name;
-  expect_gpu_equals_emulation(points, "moe_gemm wgmma", stream);
+  // Both forms of the token tiles: staged once by the prologue and read by TMA (the default where
+  // the case gives the workspace), and converted by the producer in the kernel.
+  for (const char* staged : {"1", "0"}) {
+    setenv("FUSEBENCH_MOE_TOKEN_STAGE", staged, 1);
+    MoeGemmParams probe;
+    probe.tokens = 1030;
+    probe.topk = 4;
+    probe.experts = 9;
+    probe.hidden = 256;
+    probe.inter = 256;
+    EXPECT_EQ(moe_wgmma_stages_tokens(probe, true), std::string(staged) == "1");
+    expect_gpu_equals_emulation(points, staged[0] == '1' ? "moe_gemm wgmma staged" : "moe_gemm wgmma in-kernel", stream);
+  }
+  unsetenv("FUSEBENCH_MOE_TOKEN_STAGE");
   gpu::destroy_stream(stream);
 #endif
 }
