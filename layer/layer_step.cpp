@@ -9,6 +9,8 @@
 #include "core/device.hpp"
 #include "core/errors.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_math.hpp"
+#include "kernels/moe_gemm/moe_gemm_wgmma.hpp"
+#include "kernels/moe_gemm/moe_gemm_wgmma_plan.hpp"
 #include "layer/layer_weights.hpp"
 
 namespace fb {
@@ -198,6 +200,19 @@ void LayerStep::allocate(std::uint64_t seed) {
   written("a2_scales", sort2_.scale_rows() * sort2_.scale_cols_pad());
   written("y", T * k * H * 4);
   written("moe_out", T * H * 2);
+  // The MoE engine's staged token rows, shared by stage 1 (K = H) and stage 2 (K = I).
+  const std::int64_t entries = moe_.max_entries();
+  written("token_stage", std::max(MoeTokenStageLayout{entries, H}.bytes(), MoeTokenStageLayout{entries, I}.bytes()));
+}
+
+int LayerStep::token_stage_launches(const MoeGemmParams& p, bool stage1) const {
+#if FUSEBENCH_HAS_GPU
+  if (backend_ == Backend::gpu && moe_wgmma_stages_tokens(p, stage1)) return 1;
+#else
+  (void)p;
+  (void)stage1;
+#endif
+  return 0;
 }
 
 int LayerStep::launches(const FusionSwitches& s) {
@@ -471,8 +486,10 @@ void LayerStep::moe_stage1(const FusionSwitches&) {
   b.w13 = buffers_.ptr<std::uint8_t>("w13");
   b.w13_scales = buffers_.ptr<std::uint8_t>("w13_s");
   b.a1 = buffers_.ptr<std::uint16_t>("a1");
+  b.token_stage = buffers_.ptr<std::uint8_t>("token_stage");
   const MoeGemmParams& p = moe_;
-  call(1, [&] { moe_stage1_emu(p, b); }, [&] { LAYER_GPU(moe_stage1_launch(p, b, stream_)); });
+  call(1 + token_stage_launches(p, true), [&] { moe_stage1_emu(p, b); },
+       [&] { LAYER_GPU(moe_stage1_launch(p, b, stream_)); });
 }
 
 void LayerStep::sort_quant_stage2(const FusionSwitches& s) {
@@ -499,10 +516,12 @@ void LayerStep::moe_stage2(const FusionSwitches& s) {
   b.shared = buffers_.ptr<std::uint16_t>("shared_out");
   b.y = buffers_.ptr<float>("y");
   b.out = buffers_.ptr<std::uint16_t>("moe_out");
+  b.token_stage = buffers_.ptr<std::uint8_t>("token_stage");
   MoeGemmParams p = moe_;
   p.shared = s[Fusion::F6] ? MoeSharedMode::fold : MoeSharedMode::chain;
   // Stage 2 is the down GEMM and the slot-ordered reduction; the chain adds the shared output in a third launch.
-  call(s[Fusion::F6] ? 2 : 3, [&] { moe_stage2_emu(p, b); }, [&] { LAYER_GPU(moe_stage2_launch(p, b, stream_)); });
+  call((s[Fusion::F6] ? 2 : 3) + token_stage_launches(p, false), [&] { moe_stage2_emu(p, b); },
+       [&] { LAYER_GPU(moe_stage2_launch(p, b, stream_)); });
 }
 
 }  // namespace fb

@@ -66,6 +66,8 @@ class LayerStep {
   void moe_stage1(const FusionSwitches& s);
   void sort_quant_stage2(const FusionSwitches& s);  // F5
   void moe_stage2(const FusionSwitches& s);         // F6
+  // The MoE GEMM engine's token prologue: one launch more where it runs (GPU, prefill sizes, sm_90a).
+  int token_stage_launches(const MoeGemmParams& p, bool stage1) const;
 
   bool small() const { return rows_ <= kDecodeRouterMaxRows; }
   // F8's gate_up rides in the decode router's launch (F4's other blocks, or the chain's own F8
