@@ -54,7 +54,7 @@ WgmmaTensorMap encode(const char* what, const std::uint8_t* base, std::int64_t r
                                box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                                CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
-    throw DeviceError(fmt::format("wgmma_operands: cuTensorMapEncodeTiled refused the {} map ({} x {} bytes at {}, box "
+    throw DeviceError(fmt::format("TMA: cuTensorMapEncodeTiled refused the {} map ({} x {} bytes at {}, box "
                                   "128 x {}): CUresult {}",
                                   what, rows, depth, static_cast<const void*>(base), box_rows, static_cast<int>(r)));
   return map;

@@ -237,6 +237,8 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a, c
         r.ws = load_u32(ws + ks * kMxWgStageBlocks);
         r.xs = 0x7F7F7F7Fu;  // padding rows: scale 1 (their sums are 0, their outputs never written)
         if constexpr (kStaged) {  // the token tile comes by TMA
+#pragma unroll
+          for (int j = 0; j < kMxWgStageBlocks; ++j) r.x[j] = make_uint4(0, 0, 0, 0);  // unused, defined
           if (xs_staged) r.xs = load_u32(xs_staged + ks * kMxWgStageBlocks);
         } else if (x) {
           const uint4* xp = reinterpret_cast<const uint4*>(x + ks * (kMxWgStageK / 2));
