@@ -95,8 +95,7 @@ class MoeGemmInstance final : public CaseInstance {
   // tiles the shape (it still takes the launch only from its threshold of pairs on, on sm_90a).
   bool stages_tokens(VariantId v) const {
     const bool plain = kind_ != MoeGemmKind::shared_fold && v == kPlain;
-    return !plain && (stage1() ? moe_wgmma_shape_fits(p_.hidden, p_.inter, true, p_.block)
-                               : moe_wgmma_shape_fits(p_.inter, p_.hidden, false, p_.block));
+    return !plain && moe_wgmma_tiles(p_, stage1());
   }
 
   std::vector<TensorSpec> inputs() const override {

@@ -487,8 +487,7 @@ bool moe_wgmma_stages_tokens(const MoeGemmParams& p, bool stage1) {
 
 bool moe_wgmma_takes(const MoeGemmParams& p, bool stage1) {
   if (p.engine == MoeGemmEngine::plain || p.pairs() < moe_wgmma_min_pairs()) return false;
-  const bool fits = stage1 ? moe_wgmma_shape_fits(p.hidden, p.inter, true, p.block)
-                           : moe_wgmma_shape_fits(p.inter, p.hidden, false, p.block);
+  const bool fits = moe_wgmma_tiles(p, stage1);
   // The producer keeps a row's activation-scale offset in 32 bits (as the mma.sync kernels do).
   const bool offsets = moe_exact_fits(p.scale_rows(), stage1 ? p.hidden_blocks_pad() : p.inter_blocks_pad());
   return fits && offsets && moe_wgmma_unavailable().empty();

@@ -7,8 +7,16 @@
 #include <string>
 
 #include "kernels/moe_gemm/moe_gemm.hpp"
+#include "kernels/moe_gemm/moe_gemm_wgmma_plan.hpp"
 
 namespace fb {
+
+// Whether the wgmma engine tiles this GEMM's shape (stage 1: K = hidden in, 2I out; stage 2: I in, K
+// out). Host-side, so the cases size their workspace where the launcher may take the engine.
+inline bool moe_wgmma_tiles(const MoeGemmParams& p, bool stage1) {
+  return stage1 ? moe_wgmma_shape_fits(p.hidden, p.inter, true, p.block)
+                : moe_wgmma_shape_fits(p.inter, p.hidden, false, p.block);
+}
 
 // Whether the launcher takes the wgmma kernel for this GEMM: the exact or the fast engine, at least
 // moe_wgmma_min_pairs() routed pairs, a shape it tiles (moe_wgmma_shape_fits) and a device that runs
