@@ -11,15 +11,15 @@
 
 namespace fb {
 
-// Whether the wgmma engine tiles this GEMM's shape (stage 1: K = hidden in, 2I out; stage 2: I in, K
-// out). Host-side, so the cases size their workspace where the launcher may take the engine.
+// Whether the wgmma engine tiles this GEMM's shape (stage 1: hidden in, I outputs, each a gate/up
+// pair; stage 2: I in, hidden out). The launcher and the cases' workspace both ask it.
 inline bool moe_wgmma_tiles(const MoeGemmParams& p, bool stage1) {
   return stage1 ? moe_wgmma_shape_fits(p.hidden, p.inter, true, p.block)
                 : moe_wgmma_shape_fits(p.inter, p.hidden, false, p.block);
 }
 
 // Whether the launcher takes the wgmma kernel for this GEMM: the exact or the fast engine, at least
-// moe_wgmma_min_pairs() routed pairs, a shape it tiles (moe_wgmma_shape_fits) and a device that runs
+// moe_wgmma_min_pairs() routed pairs, a shape it tiles (moe_wgmma_tiles) and a device that runs
 // sm_90a code. Elsewhere the mma.sync kernels run (exact's bits, for both engines).
 bool moe_wgmma_takes(const MoeGemmParams& p, bool stage1);
 // T * k from which the wgmma kernel runs: kMoeWgmmaMinPairs, or FUSEBENCH_MOE_WGMMA_MIN_PAIRS (tests
