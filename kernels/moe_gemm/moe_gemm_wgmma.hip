@@ -117,11 +117,12 @@ __device__ inline void store_e4m3_block(std::uint8_t* tile, int r, int j, uint4 
   *reinterpret_cast<uint4*>(tile + moe_wgmma_word_offset(r, j, 4)) = make_uint4(e[4], e[5], e[6], e[7]);
 }
 
-// part = the MX block's sums of this warpgroup's 64 rows x the tile's 128 tokens (fresh, waited for).
-__device__ inline void mx_wgmma_block(float* part, const std::uint8_t* rows, const std::uint8_t* tokens) {
+// part = the MX block's sums of this warpgroup's 64 rows x the tile's 128 tokens (fresh, waited for),
+// the two tiles named by their descriptors.
+__device__ inline void mx_wgmma_block(float* part, std::uint64_t rows, std::uint64_t tokens) {
   wgmma_fence_registers(part);
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-  wgmma_m64n128k32_e4m3(part, wgmma_descriptor(rows), wgmma_descriptor(tokens), 0);
+  wgmma_m64n128k32_e4m3(part, rows, tokens, 0);
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
   asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
   wgmma_fence_registers(part);
@@ -322,6 +323,14 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a, c
   const int lane = static_cast<int>(threadIdx.x % 32);
   const int r0 = 64 * g + 16 * warp + lane / 4;  // CTA-local weight row of d[j] for (j / 2) % 2 == 0; r0 + 8 the other
   const int c0 = 2 * (lane % 4);                 // token column of d[0]; d[4c + h] is column 8c + c0 + h
+  // The descriptors of stage 0's tiles (this warpgroup's 64 weight rows, the 128 token rows); stage s
+  // and its block j are s stages and 32 j bytes further, added in the address field's 16-byte units
+  // (no carry: shared memory ends below 2^18 bytes). Since run 65 nothing between a stage's `full`
+  // wait and its MMAs computes an address: the profile found a shared-window read (S2R) and a chain
+  // of address arithmetic in front of every block's MMA.
+  const std::uint64_t desc_w0 = wgmma_descriptor(smem + g * (kMxWgRows / 2) * 128);
+  const std::uint64_t desc_x0 = wgmma_descriptor(smem + kMxWgTileBytes);
+  constexpr std::uint64_t kStageDesc = kMxWgStageBytes >> 4, kBlockDesc = 32 >> 4;
   float acc[kWgmmaAccRegs], part[kWgmmaAccRegs];
   while (walk.next(i, tile)) {
 #pragma unroll
@@ -330,9 +339,9 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a, c
       const int s = static_cast<int>(it % kMxWgStages);
       mbar_wait(&full[s], static_cast<std::uint32_t>((it / kMxWgStages) & 1));
       const std::uint8_t* stage = smem + s * kMxWgStageBytes;
+      const std::uint64_t desc_w = desc_w0 + s * kStageDesc, desc_x = desc_x0 + s * kStageDesc;
       if constexpr (kFast) {  // one 128-K partial, added; the rows' factors at the tile's last stage
-        wgmma_issue_block(part, wgmma_descriptor(stage + g * (kMxWgRows / 2) * 128),
-                          wgmma_descriptor(stage + kMxWgTileBytes));
+        wgmma_issue_block(part, desc_w, desc_x);
         wgmma_wait_block(part);
 #pragma unroll
         for (int j = 0; j < kWgmmaAccRegs; ++j) acc[j] = acc[j] + part[j];
@@ -353,12 +362,16 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a, c
         continue;
       }
       const bool fast = *reinterpret_cast<const std::uint32_t*>(stage + kMxWgVotesAt) == 0x01010101u;
-#pragma unroll 1
-      for (int j = 0; j < kMxWgStageBlocks; ++j) {
-        mx_wgmma_block(part, stage + g * (kMxWgRows / 2) * 128 + 32 * j, stage + kMxWgTileBytes + 32 * j);
-        if (fast) {  // the token scales are in the sums: one fma per output
-          const float* sw = reinterpret_cast<const float*>(stage + kMxWgWeightScalesAt) + j * kMxWgRows;
-          const float w0 = sw[r0], w1 = sw[r0 + 8];
+      if (fast) {  // the token scales are in the sums: one fma per output
+        // A block's weight factors are read before its MMA (the MMA's memory clobber would hold a
+        // later read behind its wait), and the four blocks are unrolled: a block is its MMA, the
+        // wait and 64 fmas (run 65's profile: 99 instructions a block before, the first fma
+        // waiting on the factors' reads).
+        const float* sw = reinterpret_cast<const float*>(stage + kMxWgWeightScalesAt) + r0;
+#pragma unroll
+        for (int j = 0; j < kMxWgStageBlocks; ++j) {
+          const float w0 = sw[j * kMxWgRows], w1 = sw[j * kMxWgRows + 8];
+          mx_wgmma_block(part, desc_w + j * kBlockDesc, desc_x + j * kBlockDesc);
 #pragma unroll
           for (int c = 0; c < kWgmmaAccRegs / 4; ++c) {
             acc[4 * c + 0] = mx_block_promote_fast(acc[4 * c + 0], part[4 * c + 0], w0);
@@ -366,7 +379,11 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a, c
             acc[4 * c + 2] = mx_block_promote_fast(acc[4 * c + 2], part[4 * c + 2], w1);
             acc[4 * c + 3] = mx_block_promote_fast(acc[4 * c + 3], part[4 * c + 3], w1);
           }
-        } else {
+        }
+      } else {  // the canonical operations
+#pragma unroll 1
+        for (int j = 0; j < kMxWgStageBlocks; ++j) {
+          mx_wgmma_block(part, desc_w + j * kBlockDesc, desc_x + j * kBlockDesc);
           const float* sa = reinterpret_cast<const float*>(stage + kMxWgTokenScalesAt) + j * kMxWgTokens + c0;
           const float* pre = reinterpret_cast<const float*>(stage + kMxWgTokenPreAt) + j * kMxWgTokens + c0;
           const std::uint8_t* sb = stage + kMxWgWeightBytesAt + j * kMxWgRows;
@@ -386,39 +403,48 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a, c
     }
     // Epilogue: the tile's real rows (padding and rows past the tile are never written). The
     // thread's 32 token columns' rows (and stage 2's weights) are read first, all in flight
-    // together, then the outputs written (a read after a write could not move above it).
+    // together, then the outputs written (a read after a write could not move above it). The
+    // reads are predicated on one bound and addressed from one base (run 65's profile of stage 2:
+    // 758 instructions a tile and warp here, two branches and five compares an element, about a
+    // quarter of the consumers' instructions with 6 stages a tile).
+    const int live = static_cast<int>(std::min<std::int64_t>(tile.rows, valid - tile.first));  // rows with entries
+    const std::int32_t* ids = a.sorted_token_ids + tile.first + c0;
     std::int32_t out_row[kWgmmaAccRegs / 2];  // token * k + slot (< 2^31: moe_exact_fits), -1: none
 #pragma unroll
     for (int c = 0; c < kWgmmaAccRegs / 4; ++c)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int t = 8 * c + c0 + h;
-        out_row[2 * c + h] = -1;
-        if (t >= tile.rows || tile.first + t >= valid) continue;
-        const std::int32_t entry = a.sorted_token_ids[tile.first + t];
+        const bool in = 8 * c + c0 + h < live;
+        const std::int32_t entry = in ? ids[8 * c + h] : 0;
         if constexpr (!kStage1) {  // stage 2 writes w_p * y: the same product, formed here
-          const float wp = a.sorted_weights[tile.first + t];
+          const float wp = in ? a.sorted_weights[tile.first + c0 + 8 * c + h] : 0.0f;
           acc[4 * c + h] = wp * acc[4 * c + h];
           acc[4 * c + 2 + h] = wp * acc[4 * c + 2 + h];
         }
         const std::int64_t token = moe_entry_token(entry);
-        if (token < a.tokens) out_row[2 * c + h] = static_cast<std::int32_t>(token * a.topk + moe_entry_slot(entry));
+        out_row[2 * c + h] = in && token < a.tokens ? static_cast<std::int32_t>(token * a.topk + moe_entry_slot(entry)) : -1;
       }
+    if constexpr (kStage1) {
+      std::uint16_t* out = a.a1 + moe_wgmma_stage1_output(g, warp, lane, tile.col * (kMxWgRows / 2));
 #pragma unroll
-    for (int c = 0; c < kWgmmaAccRegs / 4; ++c)
+      for (int c = 0; c < kWgmmaAccRegs / 4; ++c)
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const std::int64_t row = out_row[2 * c + h];
-        if (row < 0) continue;
-        if constexpr (kStage1) {
-          const std::int64_t o = moe_wgmma_stage1_output(g, warp, lane, tile.col * (kMxWgRows / 2));
-          a.a1[row * a.outputs + o] = bf16_from_float(moe_swiglu(kOai, acc[4 * c + h], acc[4 * c + 2 + h]));
-        } else {
-          const std::int64_t n = tile.col * kMxWgRows + r0;
-          a.y[row * a.outputs + n] = acc[4 * c + h];
-          a.y[row * a.outputs + n + 8] = acc[4 * c + 2 + h];
-        }
-      }
+        for (int h = 0; h < 2; ++h)
+          if (out_row[2 * c + h] >= 0)
+            out[static_cast<std::int64_t>(out_row[2 * c + h]) * a.outputs] =
+                bf16_from_float(moe_swiglu(kOai, acc[4 * c + h], acc[4 * c + 2 + h]));
+    } else {
+      float* out = a.y + tile.col * kMxWgRows + r0;
+#pragma unroll
+      for (int c = 0; c < kWgmmaAccRegs / 4; ++c)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+          if (out_row[2 * c + h] >= 0) {
+            float* y = out + static_cast<std::int64_t>(out_row[2 * c + h]) * a.outputs;
+            y[0] = acc[4 * c + h];
+            y[8] = acc[4 * c + 2 + h];
+          }
+    }
   }
 #else
   (void)a;
