@@ -203,11 +203,24 @@ void LayerStep::allocate(std::uint64_t seed) {
   // The MoE engine's staged token rows, shared by stage 1 (K = H) and stage 2 (K = I).
   const std::int64_t entries = moe_.max_entries();
   written("token_stage", std::max(MoeTokenStageLayout{entries, H}.bytes(), MoeTokenStageLayout{entries, I}.bytes()));
+  // Its staged weight rows (1.2 GB at stage 1), only where it stages them (prefill sizes on sm_90a).
+  std::int64_t weight_stage = 0;
+#if FUSEBENCH_HAS_GPU
+  if (backend_ == Backend::gpu && moe_wgmma_stages_weights(moe_, true))
+    weight_stage = MoeWeightStageLayout{E, 2 * I, H}.bytes();
+  if (backend_ == Backend::gpu && moe_wgmma_stages_weights(moe_, false))
+    weight_stage = std::max(weight_stage, MoeWeightStageLayout{E, H, I}.bytes());
+#endif
+  if (weight_stage > 0) {
+    written("weight_stage", weight_stage);
+    weight_stage_ = b.ptr<std::uint8_t>("weight_stage");
+  }
 }
 
 int LayerStep::token_stage_launches(const MoeGemmParams& p, bool stage1) const {
 #if FUSEBENCH_HAS_GPU
-  if (backend_ == Backend::gpu && moe_wgmma_stages_tokens(p, stage1)) return 1;
+  if (backend_ == Backend::gpu && moe_wgmma_stages_tokens(p, stage1))
+    return 1 + (weight_stage_ && moe_wgmma_stages_weights(p, stage1) ? 1 : 0);
 #else
   (void)p;
   (void)stage1;
@@ -487,6 +500,7 @@ void LayerStep::moe_stage1(const FusionSwitches&) {
   b.w13_scales = buffers_.ptr<std::uint8_t>("w13_s");
   b.a1 = buffers_.ptr<std::uint16_t>("a1");
   b.token_stage = buffers_.ptr<std::uint8_t>("token_stage");
+  b.weight_stage = weight_stage_;
   const MoeGemmParams& p = moe_;
   call(1 + token_stage_launches(p, true), [&] { moe_stage1_emu(p, b); },
        [&] { LAYER_GPU(moe_stage1_launch(p, b, stream_)); });
@@ -517,6 +531,7 @@ void LayerStep::moe_stage2(const FusionSwitches& s) {
   b.y = buffers_.ptr<float>("y");
   b.out = buffers_.ptr<std::uint16_t>("moe_out");
   b.token_stage = buffers_.ptr<std::uint8_t>("token_stage");
+  b.weight_stage = weight_stage_;
   MoeGemmParams p = moe_;
   p.shared = s[Fusion::F6] ? MoeSharedMode::fold : MoeSharedMode::chain;
   // Stage 2 is the down GEMM and the slot-ordered reduction; the chain adds the shared output in a third launch.

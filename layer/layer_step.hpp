@@ -66,8 +66,10 @@ class LayerStep {
   void moe_stage1(const FusionSwitches& s);
   void sort_quant_stage2(const FusionSwitches& s);  // F5
   void moe_stage2(const FusionSwitches& s);         // F6
-  // The MoE GEMM engine's token prologue: one launch more where it runs (GPU, prefill sizes, sm_90a).
+  // The MoE GEMM engine's token prologue (and its weight prologue, where it stages the weights): one launch
+  // more each where it runs (GPU, prefill sizes, sm_90a).
   int token_stage_launches(const MoeGemmParams& p, bool stage1) const;
+  std::uint8_t* weight_stage_ = nullptr;  // the engine's staged weight rows, where allocate() gave them
 
   bool small() const { return rows_ <= kDecodeRouterMaxRows; }
   // F8's gate_up rides in the decode router's launch (F4's other blocks, or the chain's own F8

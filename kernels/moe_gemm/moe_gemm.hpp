@@ -76,6 +76,8 @@ struct MoeStage1Buffers {
   // Workspace of the wgmma prefill engine (GPU): the activation rows converted once at their sorted
   // positions (MoeTokenStageLayout, moe_gemm_wgmma_plan.hpp); null: the engine converts in the kernel.
   std::uint8_t* token_stage = nullptr;
+  // The weight rows converted once (MoeWeightStageLayout), where moe_wgmma_stages_weights says; else null.
+  std::uint8_t* weight_stage = nullptr;
 };
 
 struct MoeStage2Buffers {
@@ -91,6 +93,7 @@ struct MoeStage2Buffers {
   float* y = nullptr;                               // workspace f32 [T*k][K] (GPU only)
   std::uint16_t* out = nullptr;                     // bf16 [T][K]
   std::uint8_t* token_stage = nullptr;              // workspace, as stage 1's (the a2q rows)
+  std::uint8_t* weight_stage = nullptr;             // workspace, as stage 1's (the W2 rows)
 };
 
 // Impossible shapes (InputError with the reason): K or I not a multiple of 32, B not a multiple

@@ -97,6 +97,19 @@ class MoeGemmInstance final : public CaseInstance {
     const bool plain = kind_ != MoeGemmKind::shared_fold && v == kPlain;
     return !plain && moe_wgmma_tiles(p_, stage1());
   }
+  // Whether it also gets the staged weight rows (E x rows x K bytes: 1.2 GB at stage 1 of the m31
+  // shapes): only where the engine will stage them (GPU builds, sm_90a, moe_wgmma_stages_weights).
+  bool stages_weights(VariantId v) const {
+#if FUSEBENCH_HAS_GPU
+    return stages_tokens(v) && moe_wgmma_stages_weights(params(v), stage1());
+#else
+    (void)v;
+    return false;
+#endif
+  }
+  MoeWeightStageLayout weight_stage_layout() const {
+    return {p_.experts, stage1() ? 2 * p_.inter : p_.hidden, inner()};
+  }
 
   std::vector<TensorSpec> inputs() const override {
     const Dim entries{"P", p_.max_entries()}, blocks{"blocks", p_.max_blocks()};
@@ -139,15 +152,17 @@ class MoeGemmInstance final : public CaseInstance {
     if (!stage1()) ws.push_back({"y", DType::f32, {{"T*k", p_.pairs()}, {"K", p_.hidden}}});
     if (stages_tokens(v))
       ws.push_back({"token_stage", DType::u8, {{"bytes", MoeTokenStageLayout{p_.max_entries(), inner()}.bytes()}}});
+    if (stages_weights(v)) ws.push_back({"weight_stage", DType::u8, {{"bytes", weight_stage_layout().bytes()}}});
     return ws;
   }
 
-  // The engine's token prologue is one launch more where it runs (GPU builds, sm_90a, prefill sizes).
+  // The engine's token prologue is one launch more where it runs (GPU builds, sm_90a, prefill sizes),
+  // its weight prologue one more.
   int launches(VariantId v) const override {
 #if FUSEBENCH_HAS_GPU
     if (stages_tokens(v) && moe_wgmma_stages_tokens(params(v), stage1())) {
       const int gemm = stage1() ? 1 : (kind_ == MoeGemmKind::shared_fold && v == 1 ? 3 : 2);  // as the variants say
-      return gemm + 1;
+      return gemm + 1 + (stages_weights(v) ? 1 : 0);
     }
 #endif
     return 0;
@@ -210,6 +225,7 @@ class MoeGemmInstance final : public CaseInstance {
     b.w13_scales = in.get<const std::uint8_t>(kW13Scales);
     b.a1 = out.get<std::uint16_t>(0);
     b.token_stage = ws.items.empty() ? nullptr : ws.get<std::uint8_t>(0);
+    b.weight_stage = ws.items.size() < 2 ? nullptr : ws.get<std::uint8_t>(1);
     return b;
   }
 
@@ -228,6 +244,7 @@ class MoeGemmInstance final : public CaseInstance {
     b.y = ws.items.empty() ? nullptr : ws.get<float>(0);
     b.out = out.get<std::uint16_t>(0);
     b.token_stage = ws.items.size() < 2 ? nullptr : ws.get<std::uint8_t>(1);
+    b.weight_stage = ws.items.size() < 3 ? nullptr : ws.get<std::uint8_t>(2);
     return b;
   }
 

@@ -65,9 +65,14 @@ struct MxWgArgs {
   const std::uint8_t* w_scales;
   std::uint16_t* a1;  // stage 1
   float* y;           // stage 2
-  std::int64_t tokens, topk, block, inner, outputs, max_entries;
-  std::uint8_t* token_stage;  // the staged token rows (MoeTokenStageLayout), or null
+  std::int64_t tokens, topk, block, inner, outputs, max_entries, experts;
+  std::uint8_t* token_stage;   // the staged token rows (MoeTokenStageLayout), or null
+  std::uint8_t* weight_stage;  // the staged weight rows (MoeWeightStageLayout), or null
 };
+
+// What the GEMM reads by TMA instead of converting it in its producer: nothing, the token tiles
+// (the prologue's staged rows, since run 64), or the token and the weight tiles (run 66).
+constexpr int kStageNone = 0, kStageTokens = 1, kStageTokensWeights = 2;
 
 // One tile of a CTA's walk: work item i = (sort block, column tile), column tiles fastest, so the
 // CTAs in flight share a token tile's bytes through L2. Items whose block does not start a tile are
@@ -182,9 +187,59 @@ __global__ __launch_bounds__(32 * kStageWarps) void moe_token_stage_kernel(MxWgA
 #endif
 }
 
-template <bool kStage1, bool kOai, bool kFast, bool kStaged>
-__global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a, const FB_GRID_CONSTANT WgmmaTensorMap tokens) {
+// The weight prologue: a CTA per 128 staged rows (one column tile of one expert), a warp per row at a
+// time, writes the e4m3 bytes the producer would convert (exact: the plain table; fast: each block by
+// its window below the row's largest scale byte) in k order (MoeWeightStageLayout). Experts that no
+// sort block names are skipped (their rows are never read): the CTA scans the valid blocks' expert
+// ids first.
+template <bool kStage1, bool kFast>
+__global__ __launch_bounds__(32 * kStageWarps) void moe_weight_stage_kernel(MxWgArgs a) {
 #if FB_WGMMA_AVAILABLE
+  const std::int64_t rows = kStage1 ? 2 * a.outputs : a.outputs;  // an expert's weight rows
+  const std::int64_t tiles = rows / kMxWgRows;
+  const std::int64_t e = blockIdx.x / tiles, q0 = blockIdx.x % tiles * kMxWgRows;
+  const std::int64_t valid_blocks = (moe_valid_entries(a.num_valid_ids[0], a.max_entries) + a.block - 1) / a.block;
+  bool used = false;
+  for (std::int64_t y0 = 0; y0 < valid_blocks && !used; y0 += blockDim.x) {
+    const std::int64_t y = y0 + threadIdx.x;
+    used = __syncthreads_or(y < valid_blocks && a.sorted_expert_ids[y] == e) != 0;
+  }
+  if (!used) return;
+  const std::int64_t nb = a.inner / 32, row_bytes = a.inner / 2;
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const E2m1E4m3Table plain = e2m1_e4m3_table(0);
+  for (int r = static_cast<int>(threadIdx.x / 32); r < kMxWgRows; r += kStageWarps) {
+    const std::int64_t q = q0 + r, src = e * rows + moe_wgmma_staged_weight_row(q, kStage1, a.outputs);
+    const std::uint8_t* w = a.w + src * row_bytes;
+    const std::uint8_t* ws = a.w_scales + src * nb;
+    std::uint8_t* dst = a.weight_stage + (e * rows + q) * a.inner;
+    std::uint32_t c = 0;
+    if constexpr (kFast) {
+      for (std::int64_t y = lane; y < nb; y += 32) c = max(c, static_cast<std::uint32_t>(ws[y]));
+      c = __reduce_max_sync(0xFFFFFFFFu, c);
+    }
+    for (std::int64_t y = lane; y < nb; y += 32) {
+      const E2m1E4m3Table table = kFast ? mx_fast_table(ws[y], c) : plain;
+      const uint4 raw = reinterpret_cast<const uint4*>(w)[y];
+      uint4 lo, hi;
+      e2m1x8_to_e4m3x8_by_table(raw.x, table, lo.x, lo.y);
+      e2m1x8_to_e4m3x8_by_table(raw.y, table, lo.z, lo.w);
+      e2m1x8_to_e4m3x8_by_table(raw.z, table, hi.x, hi.y);
+      e2m1x8_to_e4m3x8_by_table(raw.w, table, hi.z, hi.w);
+      reinterpret_cast<uint4*>(dst + 32 * y)[0] = lo;
+      reinterpret_cast<uint4*>(dst + 32 * y)[1] = hi;
+    }
+  }
+#else
+  (void)a;
+#endif
+}
+
+template <bool kStage1, bool kOai, bool kFast, int kStaging>
+__global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a, const FB_GRID_CONSTANT WgmmaTensorMap tokens,
+                                                                   const FB_GRID_CONSTANT WgmmaTensorMap weights) {
+#if FB_WGMMA_AVAILABLE
+  constexpr bool kStaged = kStaging >= kStageTokens, kStagedW = kStaging == kStageTokensWeights;
   extern __shared__ __align__(128) std::uint8_t smem_raw[];
   std::uint8_t* smem = smem_raw + (1024 - smem_address(smem_raw) % 1024) % 1024;
   auto* full = reinterpret_cast<std::uint64_t*>(smem + kMxWgStages * kMxWgStageBytes);
@@ -230,11 +285,13 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a, c
                                         : tile.expert * a.outputs + tile.col * kMxWgRows + t;
       const std::uint8_t* w = a.w + wrow * row_bytes;
       const std::uint8_t* ws = a.w_scales + wrow * nb;
+      // Staged weights: the tile's first staged row (moe_wgmma_staged_weight_row's order).
+      const std::int64_t wstaged = tile.expert * (kStage1 ? 2 * a.outputs : a.outputs) + tile.col * kMxWgRows;
       const auto load = [&](int ks) {
         MxWgRaw r;
         const uint4* wp = reinterpret_cast<const uint4*>(w + ks * (kMxWgStageK / 2));
 #pragma unroll
-        for (int j = 0; j < kMxWgStageBlocks; ++j) r.w[j] = wp[j];
+        for (int j = 0; j < kMxWgStageBlocks; ++j) r.w[j] = kStagedW ? make_uint4(0, 0, 0, 0) : wp[j];
         r.ws = load_u32(ws + ks * kMxWgStageBlocks);
         r.xs = 0x7F7F7F7Fu;  // padding rows: scale 1 (their sums are 0, their outputs never written)
         if constexpr (kStaged) {  // the token tile comes by TMA
@@ -276,15 +333,17 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a, c
         if (use > 0) mbar_wait(&empty[s], static_cast<std::uint32_t>((use - 1) & 1));
         std::uint8_t* stage = smem + s * kMxWgStageBytes;
         if (kStaged && t == 0) {  // the token tile: 128 staged rows from the tile's first, this stage's 128 K
-          mbar_expect_bytes(&full[s], kMxWgTileBytes);
+          mbar_expect_bytes(&full[s], kStagedW ? 2 * kMxWgTileBytes : kMxWgTileBytes);
+          if constexpr (kStagedW)  // and the weight tile: the tile's 128 staged weight rows
+            tma_load_box(stage, &weights, static_cast<std::int64_t>(ks) * kMxWgStageK, wstaged, &full[s]);
           tma_load_box(stage + kMxWgTileBytes, &tokens, static_cast<std::int64_t>(ks) * kMxWgStageK, tile.first, &full[s]);
         }
         if constexpr (kFast) {
 #pragma unroll
           for (int j = 0; j < kMxWgStageBlocks; ++j) {
             [[maybe_unused]] const std::uint32_t sa = (cur.xs >> (8 * j)) & 0xFFu;
-            const std::uint32_t sw = (cur.ws >> (8 * j)) & 0xFFu;
-            store_e4m3_block(stage, t, j, cur.w[j], mx_fast_table(sw, cw));
+            [[maybe_unused]] const std::uint32_t sw = (cur.ws >> (8 * j)) & 0xFFu;
+            if constexpr (!kStagedW) store_e4m3_block(stage, t, j, cur.w[j], mx_fast_table(sw, cw));
             if constexpr (!kStaged) store_e4m3_block(stage + kMxWgTileBytes, t, j, cur.x[j], mx_fast_table(sa, ca));
           }
           // The rows' factors ride in every stage; the consumers read them at the tile's last.
@@ -300,7 +359,7 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a, c
         for (int j = 0; j < kMxWgStageBlocks; ++j) {
           const std::uint32_t sa = (cur.xs >> (8 * j)) & 0xFFu, sw = (cur.ws >> (8 * j)) & 0xFFu;
           const std::uint32_t u = mx_token_shift(sa);
-          store_e4m3_block(stage, t, j, cur.w[j], plain);
+          if constexpr (!kStagedW) store_e4m3_block(stage, t, j, cur.w[j], plain);
           if constexpr (!kStaged) store_e4m3_block(stage + kMxWgTileBytes, t, j, cur.x[j], e2m1_e4m3_table(u));
           fast = fast && u != 0 && mx_fast_scale(sw);
           reinterpret_cast<float*>(stage + kMxWgTokenScalesAt)[j * kMxWgTokens + t] = mx_scale_float(sa);
@@ -461,22 +520,35 @@ bool token_stage_enabled() {
   return v == "1";
 }
 
-template <bool kStage1, bool kOai, bool kFast, bool kStaged>
-void launch_gemm(const MxWgArgs& a, const WgmmaTensorMap& tokens, unsigned grid, hipStream_t stream) {
+// FUSEBENCH_MOE_WEIGHT_STAGE: 1 stages the weights wherever the tokens are staged, 0 never; unset,
+// the rule kMoeWeightStageMinPairsPerExpert decides (moe_gemm_wgmma.hpp).
+bool weight_stage_wanted(const MoeGemmParams& p) {
+  const char* env = std::getenv("FUSEBENCH_MOE_WEIGHT_STAGE");
+  if (!env || !*env) return p.pairs() >= kMoeWeightStageMinPairsPerExpert * p.experts;
+  const std::string v(env);
+  if (v != "0" && v != "1") throw InputError("FUSEBENCH_MOE_WEIGHT_STAGE must be 0 or 1, not '" + v + "'");
+  return v == "1";
+}
+
+template <bool kStage1, bool kOai, bool kFast, int kStaging>
+void launch_gemm(const MxWgArgs& a, const WgmmaTensorMap& tokens, const WgmmaTensorMap& weights, unsigned grid,
+                 hipStream_t stream) {
   static const bool once = [] {
-    gpu_check(hipFuncSetAttribute(reinterpret_cast<const void*>(moe_wgmma_kernel<kStage1, kOai, kFast, kStaged>),
+    gpu_check(hipFuncSetAttribute(reinterpret_cast<const void*>(moe_wgmma_kernel<kStage1, kOai, kFast, kStaging>),
                                   hipFuncAttributeMaxDynamicSharedMemorySize, kMxWgSmemBytes),
               "hipFuncSetAttribute(moe wgmma shared memory)");
     return true;
   }();
   (void)once;
-  moe_wgmma_kernel<kStage1, kOai, kFast, kStaged><<<grid, kCtaThreads, kMxWgSmemBytes, stream>>>(a, tokens);
+  moe_wgmma_kernel<kStage1, kOai, kFast, kStaging><<<grid, kCtaThreads, kMxWgSmemBytes, stream>>>(a, tokens, weights);
   gpu_check_launch(kStage1 ? (kFast ? "moe_wgmma_kernel (stage 1, fast)" : "moe_wgmma_kernel (stage 1)")
                            : (kFast ? "moe_wgmma_kernel (stage 2, fast)" : "moe_wgmma_kernel (stage 2)"));
 }
 
 // With a token_stage workspace (and the prologue enabled): the prologue, then the kernel reading the
-// staged rows by TMA; else the kernel converting the token tiles itself.
+// staged rows by TMA; else the kernel converting the token tiles itself. With a weight_stage
+// workspace too (the caller passes it only where moe_wgmma_stages_weights says so): the weight
+// prologue first, and the kernel reads both tiles by TMA.
 template <bool kStage1, bool kOai, bool kFast>
 void launch(const MxWgArgs& a, std::int64_t max_blocks, void* stream) {
   const auto s = static_cast<hipStream_t>(stream);
@@ -487,10 +559,20 @@ void launch(const MxWgArgs& a, std::int64_t max_blocks, void* stream) {
         <<<static_cast<unsigned>((a.max_entries + kStageWarps - 1) / kStageWarps), 32 * kStageWarps, 0, s>>>(a);
     gpu_check_launch(kStage1 ? "moe_token_stage_kernel (stage 1)" : "moe_token_stage_kernel (stage 2)");
     const WgmmaTensorMap tokens = wgmma_rows_map("staged token rows", a.token_stage, a.max_entries, kMxWgTokens, a.inner);
-    launch_gemm<kStage1, kOai, kFast, true>(a, tokens, grid, s);
+    if (a.weight_stage) {
+      const std::int64_t rows = kStage1 ? 2 * a.outputs : a.outputs;
+      moe_weight_stage_kernel<kStage1, kFast>
+          <<<static_cast<unsigned>(a.experts * (rows / kMxWgRows)), 32 * kStageWarps, 0, s>>>(a);
+      gpu_check_launch(kStage1 ? "moe_weight_stage_kernel (stage 1)" : "moe_weight_stage_kernel (stage 2)");
+      const WgmmaTensorMap weights =
+          wgmma_rows_map("staged weight rows", a.weight_stage, a.experts * rows, kMxWgRows, a.inner);
+      launch_gemm<kStage1, kOai, kFast, kStageTokensWeights>(a, tokens, weights, grid, s);
+      return;
+    }
+    launch_gemm<kStage1, kOai, kFast, kStageTokens>(a, tokens, WgmmaTensorMap{}, grid, s);
     return;
   }
-  launch_gemm<kStage1, kOai, kFast, false>(a, WgmmaTensorMap{}, grid, s);
+  launch_gemm<kStage1, kOai, kFast, kStageNone>(a, WgmmaTensorMap{}, WgmmaTensorMap{}, grid, s);
 }
 
 }  // namespace
@@ -511,6 +593,10 @@ bool moe_wgmma_stages_tokens(const MoeGemmParams& p, bool stage1) {
   return p.engine != MoeGemmEngine::plain && moe_wgmma_takes(p, stage1) && token_stage_enabled();
 }
 
+bool moe_wgmma_stages_weights(const MoeGemmParams& p, bool stage1) {
+  return moe_wgmma_stages_tokens(p, stage1) && weight_stage_wanted(p);
+}
+
 bool moe_wgmma_takes(const MoeGemmParams& p, bool stage1) {
   if (p.engine == MoeGemmEngine::plain || p.pairs() < moe_wgmma_min_pairs()) return false;
   const bool fits = moe_wgmma_tiles(p, stage1);
@@ -522,7 +608,8 @@ bool moe_wgmma_takes(const MoeGemmParams& p, bool stage1) {
 void moe_stage1_wgmma_launch(const MoeGemmParams& p, const MoeStage1Buffers& b, void* stream) {
   const MxWgArgs a{b.sorted_token_ids, nullptr, b.sorted_expert_ids, b.num_valid_ids, b.xq, b.x_scales, b.w13,
                    b.w13_scales,       b.a1,    nullptr,             p.tokens,        p.topk, p.block, p.hidden,
-                   p.inter,            p.max_entries(), b.token_stage};
+                   p.inter,            p.max_entries(), p.experts, b.token_stage,
+                   b.weight_stage && moe_wgmma_stages_weights(p, true) ? b.weight_stage : nullptr};
   const bool fast = p.engine == MoeGemmEngine::fast;
   if (p.oai && fast)
     launch<true, true, true>(a, p.max_blocks(), stream);
@@ -537,7 +624,8 @@ void moe_stage1_wgmma_launch(const MoeGemmParams& p, const MoeStage1Buffers& b, 
 void moe_stage2_wgmma_gemm_launch(const MoeGemmParams& p, const MoeStage2Buffers& b, void* stream) {
   const MxWgArgs a{b.sorted_token_ids, b.sorted_weights, b.sorted_expert_ids, b.num_valid_ids, b.a2q, b.a2_scales,
                    b.w2,               b.w2_scales,      nullptr,             b.y,             p.tokens, p.topk,
-                   p.block,            p.inter,          p.hidden,            p.max_entries(),  b.token_stage};
+                   p.block,            p.inter,          p.hidden,            p.max_entries(),  p.experts,
+                   b.token_stage,      b.weight_stage && moe_wgmma_stages_weights(p, false) ? b.weight_stage : nullptr};
   if (p.engine == MoeGemmEngine::fast)
     launch<false, false, true>(a, p.max_blocks(), stream);
   else

@@ -36,6 +36,14 @@ std::string moe_wgmma_unavailable();
 // Whether a launch of the exact or fast engine with a token_stage workspace runs the token prologue
 // first (one launch more): where the wgmma kernel takes it and FUSEBENCH_MOE_TOKEN_STAGE is not 0.
 bool moe_wgmma_stages_tokens(const MoeGemmParams& p, bool stage1);
+// Whether it also stages the weights (MoeWeightStageLayout: a weight prologue, one launch more, and
+// a weight_stage workspace of E x rows x K bytes): where it stages the tokens and
+// FUSEBENCH_MOE_WEIGHT_STAGE is 1, or, unset, from kMoeWeightStageMinPairsPerExpert routed pairs per
+// expert on. The prologue converts each used expert's weights once (a read of the MXFP4 bytes and a
+// write of twice as many e4m3 bytes); without it the producer converts an expert's weight rows once
+// per token tile of the expert, so the stage pays where an expert has several token tiles.
+inline constexpr std::int64_t kMoeWeightStageMinPairsPerExpert = 512;
+bool moe_wgmma_stages_weights(const MoeGemmParams& p, bool stage1);
 
 void moe_stage1_wgmma_launch(const MoeGemmParams& p, const MoeStage1Buffers& b, void* stream);
 // Stage 2's GEMM only (Y = w_p * y); the reduction launch follows as for the other engines.

@@ -141,6 +141,24 @@ struct MoeTokenStageLayout {
   FB_HD std::int64_t bytes() const { return (maxima_at() + rows + 15) / 16 * 16; }
 };
 
+// The staged weight rows (a workspace of the exact and fast variants where the engine stages them:
+// moe_wgmma_stages_weights, moe_gemm_wgmma.hpp): every weight row converted once to the e4m3 bytes a
+// stage's weight tile holds (exact: the codes' values times 2^-6, the scales left to the promotion;
+// fast: each block by its window below the row's largest scale byte), in k order, row-major in the
+// order the CTA tiles read them, so one TMA box of 128 rows x 128 K is a stage's weight tile. Without
+// it the producer converts its weight row once per token tile (8 times an expert at T = 32768).
+// Staged row q of expert e is CTA-local row q % 128 of column tile q / 128 (stage 1's gate/up map);
+// the scale bytes stay where they are (the producer reads them from the weights' own array).
+struct MoeWeightStageLayout {
+  std::int64_t experts = 0, rows = 0, inner = 0;  // rows: an expert's weight rows (stage 1: 2I; stage 2: K)
+  FB_HD std::int64_t bytes() const { return experts * rows * inner; }
+};
+// The weight row (within its expert's rows) that staged row q holds.
+FB_HD std::int64_t moe_wgmma_staged_weight_row(std::int64_t q, bool stage1, std::int64_t outputs) {
+  if (!stage1) return q;
+  return moe_wgmma_stage1_row(static_cast<int>(q % kMxWgRows), q / kMxWgRows * (kMxWgRows / 2), outputs);
+}
+
 // Where the 32 e4m3 bytes of MX block j (0..3) of a stage go in row r: e2m1 word q (bytes 4q..4q+3
 // of the block's 16, elements 8q..8q+7) becomes e4m3 words 2q (elements 8q..8q+3) and 2q + 1
 // (8q+4..8q+7), so the block's 32 bytes are in k order (until run 60 they were a permutation of it,

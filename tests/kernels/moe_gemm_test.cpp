@@ -748,20 +748,45 @@ TEST(MoeGemmGpu, WgmmaEngineEqualsTheEmulationAsClaimed) {
     }
   for (const auto& [name, s] : points)
     ASSERT_TRUE(moe_wgmma_shape_fits(s.K, s.I, true, s.B) && moe_wgmma_shape_fits(s.I, s.K, false, s.B)) << name;
-  // Both forms of the token tiles: staged once by the prologue and read by TMA (the default where
-  // the case gives the workspace), and converted by the producer in the kernel.
-  for (const char* staged : {"1", "0"}) {
-    setenv("FUSEBENCH_MOE_TOKEN_STAGE", staged, 1);
+  // Every form of the tiles: tokens and weights staged by their prologues and read by TMA, the
+  // tokens alone (the weights converted by the producer), and both converted in the kernel. The
+  // weight prologue skips experts no sort block names (one_expert, empty_experts).
+  struct Form {
+    const char* tokens;
+    const char* weights;
+    const char* tag;
+  };
+  for (const Form& f : {Form{"1", "1", "moe_gemm wgmma staged tokens+weights"},
+                        Form{"1", "0", "moe_gemm wgmma staged tokens"}, Form{"0", "1", "moe_gemm wgmma in-kernel"}}) {
+    setenv("FUSEBENCH_MOE_TOKEN_STAGE", f.tokens, 1);
+    setenv("FUSEBENCH_MOE_WEIGHT_STAGE", f.weights, 1);
     MoeGemmParams probe;
     probe.tokens = 1030;
     probe.topk = 4;
     probe.experts = 9;
     probe.hidden = 256;
     probe.inter = 256;
-    EXPECT_EQ(moe_wgmma_stages_tokens(probe, true), std::string(staged) == "1");
-    expect_gpu_equals_emulation(points, staged[0] == '1' ? "moe_gemm wgmma staged" : "moe_gemm wgmma in-kernel", stream);
+    EXPECT_EQ(moe_wgmma_stages_tokens(probe, true), std::string(f.tokens) == "1");
+    const bool weights = std::string(f.tokens) == "1" && std::string(f.weights) == "1";
+    EXPECT_EQ(moe_wgmma_stages_weights(probe, true), weights);
+    {  // the case gives the matrix-unit variants the staged weight rows exactly then, and counts the launch
+      const KernelCase& kc = moe_case("moe_gemm/stage1");
+      const Shape& s = points.front().second;
+      const auto inst = kc.make(point(kc, s));
+      for (VariantId v = 0; v < kc.variants.size(); ++v) {
+        std::int64_t bytes = -1;
+        for (const TensorSpec& t : inst->workspace(v))
+          if (t.name == "weight_stage") bytes = static_cast<std::int64_t>(t.bytes());
+        const bool plain = kc.variants[v].name == "plain";
+        const std::int64_t want = weights && !plain ? MoeWeightStageLayout{s.E, 2 * s.I, s.K}.bytes() : -1;
+        EXPECT_EQ(bytes, want) << kc.variants[v].name;
+        if (!plain) EXPECT_EQ(inst->launches(v), std::string(f.tokens) == "1" ? (weights ? 3 : 2) : 0) << kc.variants[v].name;
+      }
+    }
+    expect_gpu_equals_emulation(points, f.tag, stream);
   }
   unsetenv("FUSEBENCH_MOE_TOKEN_STAGE");
+  unsetenv("FUSEBENCH_MOE_WEIGHT_STAGE");
   gpu::destroy_stream(stream);
 #endif
 }

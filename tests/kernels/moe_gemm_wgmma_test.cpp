@@ -5,7 +5,8 @@
 //   range, which is why the range exists);
 // - the warp-parallel walk visits the one-at-a-time walk's tiles, and the tiles cover every valid
 //   sort block once;
-// - stage 1's row map puts each output's gate and up rows in one thread's fragment;
+// - stage 1's row map puts each output's gate and up rows in one thread's fragment, and the staged
+//   weight rows hold each tile's rows in the order the tile reads them;
 // - the stage's byte layout is the 128-byte swizzle the wgmma descriptor reads.
 // The kernel itself is compared with the emulation bitwise on the GPU (moe_gemm_test.cpp,
 // MoeGemmGpu.WgmmaEngineEqualsTheEmulationAsClaimed).
@@ -209,6 +210,29 @@ TEST(MoeGemmWgmma, Stage1RowMapPairsGateAndUpInOneThread) {
           EXPECT_EQ(moe_wgmma_stage1_row(r + 8, o0, I), I + o);
         }
   }
+}
+
+// The staged weight rows are a permutation of an expert's rows, and a TMA box of 128 staged rows
+// from column tile c's first holds, at CTA-local row t, the row the producer converts for (t, c):
+// stage 1's gate/up map, stage 2 in order. 1.2 GB at stage 1 of the m31 shapes.
+TEST(MoeGemmWgmma, StagedWeightRowsAreTheTilesRowsInOrder) {
+  for (const bool stage1 : {true, false}) {
+    const std::int64_t outputs = stage1 ? 768 : 6144, rows = stage1 ? 2 * outputs : outputs;
+    const std::int64_t per_tile = stage1 ? kMxWgRows / 2 : kMxWgRows;
+    std::vector<int> seen(static_cast<std::size_t>(rows), 0);
+    for (std::int64_t q = 0; q < rows; ++q) {
+      const std::int64_t src = moe_wgmma_staged_weight_row(q, stage1, outputs);
+      ASSERT_GE(src, 0);
+      ASSERT_LT(src, rows);
+      ++seen[static_cast<std::size_t>(src)];
+      const std::int64_t col = q / kMxWgRows;
+      const int t = static_cast<int>(q % kMxWgRows);
+      const std::int64_t producer = stage1 ? moe_wgmma_stage1_row(t, col * per_tile, outputs) : col * kMxWgRows + t;
+      EXPECT_EQ(src, producer) << "stage1 " << stage1 << " q " << q;
+    }
+    for (std::int64_t r = 0; r < rows; ++r) EXPECT_EQ(seen[static_cast<std::size_t>(r)], 1) << "row " << r;
+  }
+  EXPECT_EQ((MoeWeightStageLayout{128, 2 * 768, 6144}.bytes()), 128LL * 1536 * 6144);
 }
 
 // The producer writes e4m3 word v of MX block j in row r where the descriptor's 128-byte swizzle
