@@ -202,8 +202,7 @@ void LayerStep::allocate(std::uint64_t seed) {
   written("moe_out", T * H * 2);
   // The MoE engine's staged token rows, shared by stage 1 (K = H) and stage 2 (K = I).
   const std::int64_t entries = moe_.max_entries();
-  written("token_stage", std::max(MoeTokenStageLayout{moe_token_stage_rows(true, T, entries), H}.bytes(),
-                                  MoeTokenStageLayout{moe_token_stage_rows(false, T, entries), I}.bytes()));
+  written("token_stage", std::max(MoeTokenStageLayout{entries, H}.bytes(), MoeTokenStageLayout{entries, I}.bytes()));
   // Its staged weight rows (1.2 GB at stage 1), only where it stages them (prefill sizes on sm_90a).
   std::int64_t weight_stage = 0;
 #if FUSEBENCH_HAS_GPU

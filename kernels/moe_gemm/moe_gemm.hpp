@@ -73,8 +73,8 @@ struct MoeStage1Buffers {
   const std::uint8_t* w13 = nullptr;                // e2m1x2 [E][2I][K/2]
   const std::uint8_t* w13_scales = nullptr;         // e8m0 [E][2I][K/32]
   std::uint16_t* a1 = nullptr;                      // bf16 [T*k][I]
-  // Workspace of the wgmma prefill engine (GPU): the activation rows converted once, a row per token
-  // (MoeTokenStageLayout, moe_gemm_wgmma_plan.hpp); null: the engine converts in the kernel.
+  // Workspace of the wgmma prefill engine (GPU): the activation rows converted once at their sorted
+  // positions (MoeTokenStageLayout, moe_gemm_wgmma_plan.hpp); null: the engine converts in the kernel.
   std::uint8_t* token_stage = nullptr;
   // The weight rows converted once (MoeWeightStageLayout), where moe_wgmma_stages_weights says; else null.
   std::uint8_t* weight_stage = nullptr;
@@ -92,7 +92,7 @@ struct MoeStage2Buffers {
   const std::uint16_t* shared = nullptr;            // bf16 [T][K]; null without a shared expert
   float* y = nullptr;                               // workspace f32 [T*k][K] (GPU only)
   std::uint16_t* out = nullptr;                     // bf16 [T][K]
-  std::uint8_t* token_stage = nullptr;              // workspace, as stage 1's (the a2q rows at sorted positions)
+  std::uint8_t* token_stage = nullptr;              // workspace, as stage 1's (the a2q rows)
   std::uint8_t* weight_stage = nullptr;             // workspace, as stage 1's (the W2 rows)
 };
 

@@ -107,9 +107,6 @@ class MoeGemmInstance final : public CaseInstance {
     return false;
 #endif
   }
-  MoeTokenStageLayout token_stage_layout() const {
-    return {moe_token_stage_rows(stage1(), p_.tokens, p_.max_entries()), inner()};
-  }
   MoeWeightStageLayout weight_stage_layout() const {
     return {p_.experts, stage1() ? 2 * p_.inter : p_.hidden, inner()};
   }
@@ -154,7 +151,7 @@ class MoeGemmInstance final : public CaseInstance {
     std::vector<TensorSpec> ws;
     if (!stage1()) ws.push_back({"y", DType::f32, {{"T*k", p_.pairs()}, {"K", p_.hidden}}});
     if (stages_tokens(v))
-      ws.push_back({"token_stage", DType::u8, {{"bytes", token_stage_layout().bytes()}}});
+      ws.push_back({"token_stage", DType::u8, {{"bytes", MoeTokenStageLayout{p_.max_entries(), inner()}.bytes()}}});
     if (stages_weights(v)) ws.push_back({"weight_stage", DType::u8, {{"bytes", weight_stage_layout().bytes()}}});
     return ws;
   }

@@ -14,15 +14,11 @@
 // blocks it releases the stage (`empty`). While one warpgroup promotes, the other's MMA runs.
 //
 // Staged tokens (since run 64, where the case gives the token_stage workspace): a prologue launch
-// (moe_token_stage_kernel) converts every activation row once, by the same tables, into
-// MoeTokenStageLayout; at stage 2 the producer's first thread then copies each stage's token tile by
-// TMA (128 rows x 128 bytes, the same 128-byte swizzle), at stage 1 (a row per token since run 66)
-// each producer thread gathers its row's 128 bytes by cp.async; the producer converts only its
-// weight row. Stage 1 converted each token row once per column tile (12 times at the m31 shapes),
-// stage 2 48 times; run 63's profile found the producer's conversion the engine's limit.
-// Staged weights (since run 66, moe_wgmma_stages_weights): a second prologue
-// (moe_weight_stage_kernel) converts each used expert's weight rows once, and the weight tile comes
-// by TMA too; the producer then only loads scale words and writes factors.
+// (moe_token_stage_kernel) converts every sorted position's activation row once, by the same tables,
+// into MoeTokenStageLayout; the producer's first thread then copies each stage's token tile by TMA
+// (128 rows x 128 bytes, the same 128-byte swizzle) and the producer converts only its weight row.
+// Stage 1 converted each token row once per column tile (12 times at the m31 shapes), stage 2 48
+// times; run 63's profile found the producer's conversion the engine's limit.
 //
 // Exactness: each MMA forms whole-block sums S_q * 2^(u-14) (13 significant bits), exact in the matrix
 // unit (MoeGemmGpu.MatrixUnitBlockSumsAreExact proves the fp8 unit keeps them; this kernel's GPU test
@@ -136,27 +132,12 @@ __device__ inline void mx_wgmma_block(float* part, std::uint64_t rows, std::uint
   asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
   wgmma_fence_registers(part);
 }
-
-// Stage 1's gathered token rows: 16 bytes from global to shared memory in the background, zeros
-// where bytes = 0 (a row without a token); a commit group a stage; waiting until at most N groups
-// are in flight.
-__device__ inline void cp_async_16(std::uint8_t* dst, const std::uint8_t* src, std::uint32_t bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_address(dst)), "l"(src), "r"(bytes)
-               : "memory");
-}
-__device__ inline void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N>
-__device__ inline void cp_async_wait_groups() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
 #endif
 
 // The token prologue: one warp per sorted position writes its activation row's e4m3 bytes (each
 // block by the table the producer would use: exact's token shift, or fast's window below the row's
 // largest scale byte), its scale bytes row-major and its largest scale byte (MoeTokenStageLayout).
-// The same conversion as the producer's, so the same bytes reach the matrix unit. Stage 1 stages a
-// row per token: only the position of the token's slot-0 pair writes it (every slot's position
-// holds the same row and the same scale bytes), padding positions write nothing.
+// The same conversion as the producer's, so the same bytes reach the matrix unit.
 constexpr int kStageWarps = 8;
 template <bool kStage1, bool kFast>
 __global__ __launch_bounds__(32 * kStageWarps) void moe_token_stage_kernel(MxWgArgs a) {
@@ -164,24 +145,20 @@ __global__ __launch_bounds__(32 * kStageWarps) void moe_token_stage_kernel(MxWgA
   const std::int64_t p = static_cast<std::int64_t>(blockIdx.x) * kStageWarps + threadIdx.x / 32;
   const int lane = static_cast<int>(threadIdx.x % 32);
   if (p >= a.max_entries) return;
-  const MoeTokenStageLayout L{moe_token_stage_rows(kStage1, a.tokens, a.max_entries), a.inner};
+  const MoeTokenStageLayout L{a.max_entries, a.inner};
   const std::int64_t nb = a.inner / 32, pad = (nb + 7) / 8 * 8, row_bytes = a.inner / 2;
+  std::uint8_t* e4m3 = a.token_stage + p * a.inner;
+  std::uint8_t* scales = a.token_stage + L.scales_at() + p * nb;
   const std::uint8_t* x = nullptr;
   std::uint32_t xs_row = 0;
-  std::int64_t row = p;  // the staged row written: stage 1 the token's, stage 2 the position's
   if (p < moe_valid_entries(a.num_valid_ids[0], a.max_entries)) {
     const std::int32_t entry = a.sorted_token_ids[p];
     const std::int64_t token = moe_entry_token(entry);
     if (token < a.tokens) {
-      if (kStage1 && moe_entry_slot(entry) != 0) return;
       x = a.act + (kStage1 ? token : token * a.topk + moe_entry_slot(entry)) * row_bytes;
       xs_row = mx_scale_row_part(p, pad);
-      row = kStage1 ? token : p;
     }
   }
-  if (kStage1 && !x) return;
-  std::uint8_t* e4m3 = a.token_stage + row * a.inner;
-  std::uint8_t* scales = a.token_stage + L.scales_at() + row * nb;
   std::uint32_t c = 0x7Fu;  // a padding row's largest scale byte (as the producer's)
   if (x && kFast) {
     c = 0;
@@ -204,7 +181,7 @@ __global__ __launch_bounds__(32 * kStageWarps) void moe_token_stage_kernel(MxWgA
     reinterpret_cast<uint4*>(e4m3 + 32 * y)[1] = hi;
     scales[y] = static_cast<std::uint8_t>(s);
   }
-  if (lane == 0) a.token_stage[L.maxima_at() + row] = static_cast<std::uint8_t>(c);
+  if (lane == 0) a.token_stage[L.maxima_at() + p] = static_cast<std::uint8_t>(c);
 #else
   (void)a;
 #endif
@@ -263,7 +240,6 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a, c
                                                                    const FB_GRID_CONSTANT WgmmaTensorMap weights) {
 #if FB_WGMMA_AVAILABLE
   constexpr bool kStaged = kStaging >= kStageTokens, kStagedW = kStaging == kStageTokensWeights;
-  constexpr bool kGather = kStaged && kStage1;  // stage 1's staged rows are tokens: gathered, not a TMA box
   extern __shared__ __align__(128) std::uint8_t smem_raw[];
   std::uint8_t* smem = smem_raw + (1024 - smem_address(smem_raw) % 1024) % 1024;
   auto* full = reinterpret_cast<std::uint64_t*>(smem + kMxWgStages * kMxWgStageBytes);
@@ -282,7 +258,7 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a, c
                       a.outputs / (kStage1 ? kMxWgRows / 2 : kMxWgRows)};
   const std::int64_t nb = a.inner / 32, pad = (nb + 7) / 8 * 8, row_bytes = a.inner / 2;
   const int stages = static_cast<int>(a.inner / kMxWgStageK);
-  const MoeTokenStageLayout staged{moe_token_stage_rows(kStage1, a.tokens, a.max_entries), a.inner};
+  const MoeTokenStageLayout staged{a.max_entries, a.inner};
   std::int64_t it = 0;  // stages through the ring so far: slot it % kMxWgStages, its use it / kMxWgStages
   std::int64_t i = blockIdx.x;
   MxWgTile tile{};
@@ -293,21 +269,17 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a, c
     while (walk.next(i, tile)) {
       const std::uint8_t* x = nullptr;
       std::uint32_t xs_row = 0;
-      std::int64_t srow = 0;  // the row's staged row: stage 1 its token's, stage 2 its position's
       if (t < tile.rows && tile.first + t < valid) {
         const std::int32_t entry = a.sorted_token_ids[tile.first + t];
         const std::int64_t token = moe_entry_token(entry);
         if (token < a.tokens) {
           x = a.act + (kStage1 ? token : token * a.topk + moe_entry_slot(entry)) * row_bytes;
           xs_row = mx_scale_row_part(tile.first + t, pad);
-          srow = kStage1 ? token : tile.first + t;
         }
       }
       // Staged: the row's scale bytes, one word a stage, from the prologue's copy.
       const std::uint8_t* xs_staged = nullptr;
-      if (kStaged && x) xs_staged = a.token_stage + staged.scales_at() + srow * nb;
-      // Stage 1 gathers its staged row (a row without a token copies zeros from any valid address).
-      const std::uint8_t* xg = a.token_stage + (kGather && x ? srow * a.inner : 0);
+      if (kStaged && x) xs_staged = a.token_stage + staged.scales_at() + (tile.first + t) * nb;
       const std::int64_t wrow = kStage1 ? tile.expert * 2 * a.outputs +
                                               moe_wgmma_stage1_row(t, tile.col * (kMxWgRows / 2), a.outputs)
                                         : tile.expert * a.outputs + tile.col * kMxWgRows + t;
@@ -347,29 +319,12 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a, c
       if constexpr (kFast) {
         for (std::int64_t y = 0; y < nb; y += 4) cw = mx_max_scale_byte(cw, load_u32(ws + y));
         if (kStaged && x) {
-          ca = a.token_stage[staged.maxima_at() + srow];
+          ca = a.token_stage[staged.maxima_at() + tile.first + t];
         } else if (x) {
           ca = 0;
           for (std::int64_t y = 0; y < nb; ++y) ca = mx_max_scale_byte(ca, a.act_scales[xs_row + mx_scale_block_part(y)]);
         }
       }
-      // A stage's bytes are written: show them to the matrix unit's proxy, then arrive. A gathered
-      // stage arrives once its copies have landed, one stage later (its copies stay in flight while
-      // the next stage is issued), or at the tile's end.
-      int pending = -1;
-      const auto publish = [&](int s) {
-        if constexpr (kGather) {
-          if (pending >= 0) {
-            cp_async_wait_groups<1>();
-            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-            mbar_arrive(&full[pending]);
-          }
-          pending = s;
-        } else {
-          asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-          mbar_arrive(&full[s]);
-        }
-      };
       for (int ks = 0; ks < stages; ++ks, ++it) {
         MxWgRaw next = cur;
         if (ks + 1 < stages) next = load(ks + 1);  // in flight while this stage is converted
@@ -377,20 +332,11 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a, c
         const std::int64_t use = it / kMxWgStages;
         if (use > 0) mbar_wait(&empty[s], static_cast<std::uint32_t>((use - 1) & 1));
         std::uint8_t* stage = smem + s * kMxWgStageBytes;
-        constexpr int kTmaBytes = (kStaged && !kGather ? kMxWgTileBytes : 0) + (kStagedW ? kMxWgTileBytes : 0);
-        if (kTmaBytes > 0 && t == 0) {  // the TMA boxes: the token tile (stage 2), the weight tile
-          mbar_expect_bytes(&full[s], kTmaBytes);
-          if constexpr (kStagedW)  // the tile's 128 staged weight rows, this stage's 128 K
+        if (kStaged && t == 0) {  // the token tile: 128 staged rows from the tile's first, this stage's 128 K
+          mbar_expect_bytes(&full[s], kStagedW ? 2 * kMxWgTileBytes : kMxWgTileBytes);
+          if constexpr (kStagedW)  // and the weight tile: the tile's 128 staged weight rows
             tma_load_box(stage, &weights, static_cast<std::int64_t>(ks) * kMxWgStageK, wstaged, &full[s]);
-          if constexpr (kStaged && !kGather)  // 128 staged rows from the tile's first
-            tma_load_box(stage + kMxWgTileBytes, &tokens, static_cast<std::int64_t>(ks) * kMxWgStageK, tile.first, &full[s]);
-        }
-        if constexpr (kGather) {  // this thread's token row, this stage's 128 K, into the swizzled tile
-          std::uint8_t* dst = stage + kMxWgTileBytes + t * 128;
-          const std::uint8_t* src = xg + (x ? static_cast<std::int64_t>(ks) * kMxWgStageK : 0);
-#pragma unroll
-          for (int c = 0; c < 8; ++c) cp_async_16(dst + ((c ^ (t % 8)) * 16), src + 16 * c, x ? 16u : 0u);
-          cp_async_commit();
+          tma_load_box(stage + kMxWgTileBytes, &tokens, static_cast<std::int64_t>(ks) * kMxWgStageK, tile.first, &full[s]);
         }
         if constexpr (kFast) {
 #pragma unroll
@@ -403,7 +349,8 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a, c
           // The rows' factors ride in every stage; the consumers read them at the tile's last.
           reinterpret_cast<float*>(stage + kMxWgTokenScalesAt)[t] = mx_fast_row_factor(ca);
           reinterpret_cast<float*>(stage + kMxWgWeightScalesAt)[t] = mx_fast_row_factor(cw);
-          publish(s);
+          asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+          mbar_arrive(&full[s]);
           cur = next;
           continue;
         }
@@ -423,13 +370,9 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a, c
         }
         const bool all = __all_sync(0xFFFFFFFFu, fast);
         if (t % 32 == 0) stage[kMxWgVotesAt + t / 32] = all ? 1 : 0;
-        publish(s);
-        cur = next;
-      }
-      if constexpr (kGather) {  // the tile's last stage
-        cp_async_wait_groups<0>();
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-        mbar_arrive(&full[pending]);
+        mbar_arrive(&full[s]);
+        cur = next;
       }
     }
     return;
@@ -578,11 +521,10 @@ bool token_stage_enabled() {
 }
 
 // FUSEBENCH_MOE_WEIGHT_STAGE: 1 stages the weights wherever the tokens are staged, 0 never; unset,
-// the fast engine from kMoeWeightStageMinPairsPerExpert pairs an expert on (moe_gemm_wgmma.hpp).
+// the rule kMoeWeightStageMinPairsPerExpert decides (moe_gemm_wgmma.hpp).
 bool weight_stage_wanted(const MoeGemmParams& p) {
   const char* env = std::getenv("FUSEBENCH_MOE_WEIGHT_STAGE");
-  if (!env || !*env)
-    return p.engine == MoeGemmEngine::fast && p.pairs() >= kMoeWeightStageMinPairsPerExpert * p.experts;
+  if (!env || !*env) return p.pairs() >= kMoeWeightStageMinPairsPerExpert * p.experts;
   const std::string v(env);
   if (v != "0" && v != "1") throw InputError("FUSEBENCH_MOE_WEIGHT_STAGE must be 0 or 1, not '" + v + "'");
   return v == "1";
@@ -616,10 +558,7 @@ void launch(const MxWgArgs& a, std::int64_t max_blocks, void* stream) {
     moe_token_stage_kernel<kStage1, kFast>
         <<<static_cast<unsigned>((a.max_entries + kStageWarps - 1) / kStageWarps), 32 * kStageWarps, 0, s>>>(a);
     gpu_check_launch(kStage1 ? "moe_token_stage_kernel (stage 1)" : "moe_token_stage_kernel (stage 2)");
-    // Stage 2 reads a token tile as one TMA box of staged positions; stage 1 gathers its token rows.
-    const WgmmaTensorMap tokens =
-        kStage1 ? WgmmaTensorMap{}
-                : wgmma_rows_map("staged token rows", a.token_stage, a.max_entries, kMxWgTokens, a.inner);
+    const WgmmaTensorMap tokens = wgmma_rows_map("staged token rows", a.token_stage, a.max_entries, kMxWgTokens, a.inner);
     if (a.weight_stage) {
       const std::int64_t rows = kStage1 ? 2 * a.outputs : a.outputs;
       moe_weight_stage_kernel<kStage1, kFast>

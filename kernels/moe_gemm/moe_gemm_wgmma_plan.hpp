@@ -128,24 +128,18 @@ inline constexpr int kMxWgStageBytes = (kMxWgVotesAt + 4 + 1023) / 1024 * 1024; 
 inline constexpr int kMxWgSmemBytes = kMxWgStages * kMxWgStageBytes + 2 * kMxWgStages * 8 + 1024;
 
 // The staged token rows (a workspace of the exact and fast variants, written by the engine's token
-// prologue, moe_gemm_wgmma.hip): each activation row converted once to the e4m3 bytes the stage's
-// token tile holds (its blocks by their tables, in k order), so the producer does not convert it
-// once per column tile (stage 1 converted each row 12 times at the m31 shapes, stage 2 48 times).
-// Then each row's scale bytes, row-major (one 32-bit word a stage), and each row's largest scale
-// byte (fast). The rows (moe_token_stage_rows): stage 2, one per sorted position (its pair's a2q
-// row; a tile's 128 rows are one TMA box; rows that hold no pair are zeros with scale bytes 0x7F);
-// stage 1, one per token (since run 66: a token's k pairs share its row, so the prologue writes T
-// rows instead of T x k + padding, 200 MB instead of 830 MB at T = 32768), which the producer
-// gathers row by row (cp.async) at its positions' tokens.
+// prologue, moe_gemm_wgmma.hip): every sorted position's activation row converted once to the e4m3
+// bytes the stage's token tile holds (its blocks by their tables, in k order), so the producer reads
+// a token tile by TMA instead of converting it once per column tile (stage 1 converted each row 12
+// times at the m31 shapes, stage 2 48 times). Then each row's scale bytes, row-major (one 32-bit
+// word a stage), and each row's largest scale byte (fast). Rows that hold no pair (padding, past the
+// valid count) are zeros with scale bytes 0x7F.
 struct MoeTokenStageLayout {
-  std::int64_t rows = 0, inner = 0;  // staged rows (moe_token_stage_rows) x the dot products' K
+  std::int64_t rows = 0, inner = 0;  // sorted positions (max_entries) x the dot products' K
   FB_HD std::int64_t scales_at() const { return rows * inner; }
   FB_HD std::int64_t maxima_at() const { return scales_at() + rows * (inner / 32); }
   FB_HD std::int64_t bytes() const { return (maxima_at() + rows + 15) / 16 * 16; }
 };
-FB_HD std::int64_t moe_token_stage_rows(bool stage1, std::int64_t tokens, std::int64_t max_entries) {
-  return stage1 ? tokens : max_entries;
-}
 
 // The staged weight rows (a workspace of the exact and fast variants where the engine stages them:
 // moe_wgmma_stages_weights, moe_gemm_wgmma.hpp): every weight row converted once to the e4m3 bytes a

@@ -602,15 +602,12 @@ TEST(MoeGemmCases, MatrixUnitVariantsGetTheStagedTokenRows) {
     const KernelCase& kc = moe_case(name);
     const auto inst = kc.make(point(kc, s));
     const bool stage1 = std::string(name) == "moe_gemm/stage1";
-    // Stage 1 stages a row per token, stage 2 one per sorted position.
     const std::int64_t entries = 4096 * 4 + 128 * 32 - 4, inner = stage1 ? 6144 : 768;
-    const std::int64_t rows = stage1 ? 4096 : entries;
-    EXPECT_EQ(moe_token_stage_rows(stage1, 4096, entries), rows);
-    const MoeTokenStageLayout L{rows, inner};
-    EXPECT_EQ(L.scales_at(), rows * inner);
-    EXPECT_EQ(L.maxima_at(), rows * inner + rows * inner / 32);
+    const MoeTokenStageLayout L{entries, inner};
+    EXPECT_EQ(L.scales_at(), entries * inner);
+    EXPECT_EQ(L.maxima_at(), entries * inner + entries * inner / 32);
     EXPECT_EQ(L.bytes() % 16, 0);
-    EXPECT_GE(L.bytes(), L.maxima_at() + rows);
+    EXPECT_GE(L.bytes(), L.maxima_at() + entries);
     for (VariantId v = 0; v < kc.variants.size(); ++v) {
       const bool plain = kc.variants[v].name == "plain";
       EXPECT_EQ(bytes_of(inst->workspace(v), "token_stage"), plain ? -1 : L.bytes()) << name << " " << kc.variants[v].name;
