@@ -521,10 +521,10 @@ bool token_stage_enabled() {
 }
 
 // FUSEBENCH_MOE_WEIGHT_STAGE: 1 stages the weights wherever the tokens are staged, 0 never; unset,
-// the rule kMoeWeightStageMinPairsPerExpert decides (moe_gemm_wgmma.hpp).
+// moe_weight_stage_by_default decides (moe_gemm_wgmma.hpp).
 bool weight_stage_wanted(const MoeGemmParams& p) {
   const char* env = std::getenv("FUSEBENCH_MOE_WEIGHT_STAGE");
-  if (!env || !*env) return p.pairs() >= kMoeWeightStageMinPairsPerExpert * p.experts;
+  if (!env || !*env) return moe_weight_stage_by_default(p);
   const std::string v(env);
   if (v != "0" && v != "1") throw InputError("FUSEBENCH_MOE_WEIGHT_STAGE must be 0 or 1, not '" + v + "'");
   return v == "1";

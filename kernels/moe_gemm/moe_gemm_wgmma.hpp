@@ -38,12 +38,20 @@ std::string moe_wgmma_unavailable();
 bool moe_wgmma_stages_tokens(const MoeGemmParams& p, bool stage1);
 // Whether it also stages the weights (MoeWeightStageLayout: a weight prologue, one launch more, and
 // a weight_stage workspace of E x rows x K bytes): where it stages the tokens and
-// FUSEBENCH_MOE_WEIGHT_STAGE is 1, or, unset, from kMoeWeightStageMinPairsPerExpert routed pairs per
-// expert on. The prologue converts each used expert's weights once (a read of the MXFP4 bytes and a
-// write of twice as many e4m3 bytes); without it the producer converts an expert's weight rows once
-// per token tile of the expert, so the stage pays where an expert has several token tiles.
-inline constexpr std::int64_t kMoeWeightStageMinPairsPerExpert = 512;
+// FUSEBENCH_MOE_WEIGHT_STAGE is 1, or, unset, where moe_weight_stage_by_default says. The prologue
+// converts each used expert's weights once (a read of the MXFP4 bytes, a write of twice as many e4m3
+// bytes: 692 us at stage 1 of the m31 shapes on an H100, run 66p); without it the producer converts
+// an expert's weight rows once per token tile of the expert.
 bool moe_wgmma_stages_weights(const MoeGemmParams& p, bool stage1);
+// The default: the fast engine, from kMoeWeightStageMinPairsPerExpert routed pairs an expert on.
+// Measured (run 66, H100, one build, both ways): fast gains 1.16x at stage 1 and 1.07x at stage 2 at
+// T = 32768 (1024 pairs an expert) and loses 1.26x / 1.25x at T = 4096 (128), crossing near 400-520
+// pairs an expert; exact, paced by its consumers, loses 1.10x at stage 1 and gains 1.03x at stage 2
+// at T = 32768, so it is left out.
+inline constexpr std::int64_t kMoeWeightStageMinPairsPerExpert = 512;
+inline bool moe_weight_stage_by_default(const MoeGemmParams& p) {
+  return p.engine == MoeGemmEngine::fast && p.pairs() >= kMoeWeightStageMinPairsPerExpert * p.experts;
+}
 
 void moe_stage1_wgmma_launch(const MoeGemmParams& p, const MoeStage1Buffers& b, void* stream);
 // Stage 2's GEMM only (Y = w_p * y); the reduction launch follows as for the other engines.

@@ -22,10 +22,8 @@
 #include "kernels/moe_gemm/moe_gemm_exact.hpp"
 #include "kernels/moe_gemm/moe_gemm_fragments.hpp"
 #include "kernels/moe_gemm/moe_gemm_math.hpp"
-#include "kernels/moe_gemm/moe_gemm_wgmma_plan.hpp"
-#if FUSEBENCH_HAS_GPU
 #include "kernels/moe_gemm/moe_gemm_wgmma.hpp"
-#endif
+#include "kernels/moe_gemm/moe_gemm_wgmma_plan.hpp"
 #include "reference/codecs/e2m1.hpp"
 #include "reference/codecs/e8m0.hpp"
 #include "reference/codecs/fp8.hpp"
@@ -617,6 +615,22 @@ TEST(MoeGemmCases, MatrixUnitVariantsGetTheStagedTokenRows) {
   s.K = 288;
   const KernelCase& kc = moe_case("moe_gemm/stage1");
   EXPECT_EQ(bytes_of(kc.make(point(kc, s))->workspace(0), "token_stage"), -1);
+}
+
+// The engine stages the weights by default only for the fast engine and only where an expert has
+// several token tiles on average (run 66: at 128 pairs an expert the prologue costs more than it
+// saves; exact's consumers, not its producer, set its pace).
+TEST(MoeGemmCases, WeightStagingByDefaultOnlyForFastWithSeveralTokenTilesAnExpert) {
+  MoeGemmParams p;
+  p.topk = 4;
+  p.experts = 128;
+  for (const MoeGemmEngine engine : {MoeGemmEngine::plain, MoeGemmEngine::exact, MoeGemmEngine::fast})
+    for (const std::int64_t T : {4096, 16383, 16384, 32768}) {
+      p.engine = engine;
+      p.tokens = T;
+      const bool want = engine == MoeGemmEngine::fast && T * 4 >= kMoeWeightStageMinPairsPerExpert * 128;
+      EXPECT_EQ(moe_weight_stage_by_default(p), want) << static_cast<int>(engine) << " T=" << T;
+    }
 }
 
 // ---- GPU ----
