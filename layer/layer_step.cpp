@@ -206,10 +206,9 @@ void LayerStep::allocate(std::uint64_t seed) {
   // Its staged weight rows (1.2 GB at stage 1), only where it stages them (prefill sizes on sm_90a).
   std::int64_t weight_stage = 0;
 #if FUSEBENCH_HAS_GPU
-  if (backend_ == Backend::gpu && moe_wgmma_stages_weights(moe_, true))
-    weight_stage = MoeWeightStageLayout{E, 2 * I, H}.bytes();
-  if (backend_ == Backend::gpu && moe_wgmma_stages_weights(moe_, false))
-    weight_stage = std::max(weight_stage, MoeWeightStageLayout{E, H, I}.bytes());
+  for (const bool stage1 : {true, false})
+    if (backend_ == Backend::gpu && moe_wgmma_stages_weights(moe_, stage1))
+      weight_stage = std::max(weight_stage, moe_weight_stage_layout(moe_, stage1).bytes());
 #endif
   if (weight_stage > 0) {
     written("weight_stage", weight_stage);

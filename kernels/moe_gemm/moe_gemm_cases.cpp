@@ -107,9 +107,6 @@ class MoeGemmInstance final : public CaseInstance {
     return false;
 #endif
   }
-  MoeWeightStageLayout weight_stage_layout() const {
-    return {p_.experts, stage1() ? 2 * p_.inter : p_.hidden, inner()};
-  }
 
   std::vector<TensorSpec> inputs() const override {
     const Dim entries{"P", p_.max_entries()}, blocks{"blocks", p_.max_blocks()};
@@ -152,7 +149,7 @@ class MoeGemmInstance final : public CaseInstance {
     if (!stage1()) ws.push_back({"y", DType::f32, {{"T*k", p_.pairs()}, {"K", p_.hidden}}});
     if (stages_tokens(v))
       ws.push_back({"token_stage", DType::u8, {{"bytes", MoeTokenStageLayout{p_.max_entries(), inner()}.bytes()}}});
-    if (stages_weights(v)) ws.push_back({"weight_stage", DType::u8, {{"bytes", weight_stage_layout().bytes()}}});
+    if (stages_weights(v)) ws.push_back({"weight_stage", DType::u8, {{"bytes", moe_weight_stage_layout(p_, stage1()).bytes()}}});
     return ws;
   }
 

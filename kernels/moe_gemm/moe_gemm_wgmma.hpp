@@ -52,6 +52,11 @@ inline constexpr std::int64_t kMoeWeightStageMinPairsPerExpert = 512;
 inline bool moe_weight_stage_by_default(const MoeGemmParams& p) {
   return p.engine == MoeGemmEngine::fast && p.pairs() >= kMoeWeightStageMinPairsPerExpert * p.experts;
 }
+// The staged weight rows of one GEMM (stage 1: 2I rows of K = H; stage 2: H rows of K = I), for the
+// case's workspace and the layer's buffers alike.
+inline MoeWeightStageLayout moe_weight_stage_layout(const MoeGemmParams& p, bool stage1) {
+  return {p.experts, stage1 ? 2 * p.inter : p.hidden, stage1 ? p.hidden : p.inter};
+}
 
 void moe_stage1_wgmma_launch(const MoeGemmParams& p, const MoeStage1Buffers& b, void* stream);
 // Stage 2's GEMM only (Y = w_p * y); the reduction launch follows as for the other engines.

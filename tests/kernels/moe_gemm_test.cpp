@@ -794,7 +794,9 @@ TEST(MoeGemmGpu, WgmmaEngineEqualsTheEmulationAsClaimed) {
         const bool plain = kc.variants[v].name == "plain";
         const std::int64_t want = weights && !plain ? MoeWeightStageLayout{s.E, 2 * s.I, s.K}.bytes() : -1;
         EXPECT_EQ(bytes, want) << kc.variants[v].name;
-        if (!plain) EXPECT_EQ(inst->launches(v), std::string(f.tokens) == "1" ? (weights ? 3 : 2) : 0) << kc.variants[v].name;
+        if (!plain) {
+          EXPECT_EQ(inst->launches(v), std::string(f.tokens) == "1" ? (weights ? 3 : 2) : 0) << kc.variants[v].name;
+        }
       }
     }
     expect_gpu_equals_emulation(points, f.tag, stream);
