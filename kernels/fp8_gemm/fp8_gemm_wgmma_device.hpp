@@ -157,20 +157,7 @@ __device__ inline void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n"
 __device__ inline void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
-// Counts this warp's threads on barrier `id` without waiting (the other side of a bar.sync).
-__device__ inline void named_barrier_arrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
 #endif
-
-// The consumer warpgroups' turns at the matrix unit (the ping-pong of FlashAttention-3): warpgroup
-// g issues a block's MMAs only after the other has issued its previous block's, so the matrix unit
-// runs one warpgroup's MMAs while the other waits and promotes on the CUDA cores. Left alone the two
-// issue together, the unit interleaves their MMAs, both finish together and both promote while it
-// idles. Named barriers kWgmmaTurnBarrier + g (the kernels' own use 1..2): warpgroup g waits on its
-// own with bar.sync, the other arrives on it with bar.arrive, 256 threads in all.
-inline constexpr int kWgmmaTurnBarrier = 6;
-static_assert(kWgmmaConsumerGroups == 2, "the turns are a ping-pong of two consumer warpgroups");
 
 #if FB_WGMMA_AVAILABLE
 // Issues one 128-K block's partial of this warpgroup's 64 x 128 tile into `partial` (overwritten,
@@ -213,11 +200,10 @@ struct WgmmaUnit {
 //   the copies complete their bytes on the stage's `full` barrier. The rest of the producer
 //   warpgroup returns at once;
 // - consumer warpgroup g, for each unit: start(w); then for each block, in increasing kb: wait for
-//   `full`, wait for its turn (kWgmmaTurnBarrier), have the matrix unit form its rows' partial of
-//   the block, hand the other warpgroup its turn, wait for the partial, release the stage and call
-//   promote(kb, partial) on the CUDA cores; then finish(w) (the unit's epilogue; consumer threads
-//   only, so no __syncthreads inside: the producer thread does not reach it). The turns make one
-//   warpgroup's MMAs run while the other promotes; the loads run kWgmmaStages blocks ahead.
+//   `full`, let the matrix unit form its rows' partial of the block and wait for it, release the
+//   stage and call promote(kb, partial) on the CUDA cores; then finish(w) (the unit's epilogue;
+//   consumer threads only, so no __syncthreads inside: the producer thread does not reach it).
+//   While one warpgroup promotes, the other's MMAs run; the loads run kWgmmaStages blocks ahead.
 //   A warpgroup whose 64 rows all lie past `rows` still waits and releases, and skips its MMAs and
 //   promotions.
 // So the arithmetic (and the emulation) is that of a one-stage loop; only when the bytes arrive
@@ -267,13 +253,6 @@ __device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& m
   const std::uint64_t desc_a0 = wgmma_descriptor(smem + g * kWgmmaTileM * kWgmmaTileK);
   const std::uint64_t desc_b0 = wgmma_descriptor(smem + kA);
   constexpr std::uint64_t kStageDesc = kWgmmaStageBytes >> 4;
-  // Turns (kWgmmaTurnBarrier): warpgroup 0 has the first; each block's issue waits for this
-  // warpgroup's turn and hands the other its turn. Both warpgroups run the same blocks (an inactive
-  // one too), so the counts match but for the hand-on after warpgroup 1's last block, which
-  // warpgroup 0 takes after its loop.
-  constexpr int kTurnThreads = kWgmmaConsumerGroups * kWgmmaThreads;
-  const int my_turn = kWgmmaTurnBarrier + g, their_turn = kWgmmaTurnBarrier + (1 - g);
-  if (g == 1) named_barrier_arrive(their_turn, kTurnThreads);
   for (int u = 0; unit(u, w); ++u) {
     // Defined afresh per unit: the issue's register fence reads `partial`, so without this its 64
     // registers stay live through finish(w) beside the epilogue's (the persistent block-scale
@@ -288,16 +267,15 @@ __device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& m
       mbar_wait(&full[s], static_cast<std::uint32_t>((it / kWgmmaStages) & 1));
       // The TMA and the matrix unit both work in the async proxy: the completed phase of `full`
       // is all the ordering the reads need.
-      named_barrier_sync(my_turn, kTurnThreads);
-      if (active) wgmma_issue_block(partial, desc_a0 + s * kStageDesc, desc_b0 + s * kStageDesc);
-      named_barrier_arrive(their_turn, kTurnThreads);
-      if (active) wgmma_wait_block(partial);
+      if (active) {
+        wgmma_issue_block(partial, desc_a0 + s * kStageDesc, desc_b0 + s * kStageDesc);
+        wgmma_wait_block(partial);
+      }
       mbar_arrive(&empty[s]);
       if (active) promote(kb, static_cast<const float*>(partial));
     }
     finish(w);
   }
-  if (g == 0) named_barrier_sync(my_turn, kTurnThreads);
 #else
   (void)smem, (void)maps, (void)rows, (void)unit, (void)start, (void)promote, (void)finish;
 #endif
