@@ -157,6 +157,11 @@ __device__ inline void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n"
 __device__ inline void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
+// Asks L2 to fetch `bytes` (a multiple of 16, 16-byte aligned) at `p` from memory, without waiting
+// and without a register or a shared-memory destination (cp.async.bulk.prefetch).
+__device__ inline void l2_prefetch_bytes(const void* p, std::uint32_t bytes) {
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(p), "r"(bytes) : "memory");
+}
 #endif
 
 #if FB_WGMMA_AVAILABLE
@@ -213,9 +218,12 @@ struct WgmmaUnit {
 // `maps` is the launch's __grid_constant__ parameter (wgmma_operands). Shared memory:
 // kWgmmaPipelineBytes of `smem` (dynamic; the stages start at its first 1024-byte boundary, as the
 // 128-byte swizzle needs).
-template <class Unit, class Start, class Promote, class Finish>
+// near_end(w), if given, runs on the producer thread as it loads one of unit w's last blocks
+// (kWgmmaStages before the end, or the first): some 2 x kWgmmaStages blocks before the unit's
+// epilogue, for work the epilogue will want done (the block-scale kernel's L2 prefetch of acc).
+template <class Unit, class Start, class Promote, class Finish, class NearEnd>
 __device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& maps, std::int64_t rows, Unit&& unit,
-                                      Start&& start, Promote&& promote, Finish&& finish) {
+                                      Start&& start, Promote&& promote, Finish&& finish, NearEnd&& near_end) {
 #if FB_WGMMA_AVAILABLE
   smem += (1024 - smem_address(smem) % 1024) % 1024;
   auto* full = reinterpret_cast<std::uint64_t*>(smem + kWgmmaStages * kWgmmaStageBytes);
@@ -242,6 +250,7 @@ __device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& m
         mbar_arrive_expect_bytes(&full[s], kWgmmaStageBytes);
         tma_load_box(stage, &maps.a, kb * kWgmmaTileK, w.m0, &full[s]);
         tma_load_box(stage + kA, &maps.b, kb * kWgmmaTileK, w.n0, &full[s]);
+        if (kb == (w.kb_end - w.kb_begin > kWgmmaStages ? w.kb_end - kWgmmaStages : w.kb_begin)) near_end(w);
       }
     }
     return;
@@ -277,8 +286,13 @@ __device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& m
     finish(w);
   }
 #else
-  (void)smem, (void)maps, (void)rows, (void)unit, (void)start, (void)promote, (void)finish;
+  (void)smem, (void)maps, (void)rows, (void)unit, (void)start, (void)promote, (void)finish, (void)near_end;
 #endif
+}
+template <class Unit, class Start, class Promote, class Finish>
+__device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& maps, std::int64_t rows, Unit&& unit,
+                                      Start&& start, Promote&& promote, Finish&& finish) {
+  wgmma_pipeline(smem, maps, rows, unit, start, promote, finish, [](const WgmmaUnit&) {});
 }
 
 // Lets `kernel` use kBytes of dynamic shared memory (the pipeline's by default: more than the 48 KB
