@@ -15,6 +15,7 @@
 // 16 w + l/4 + 8 ((j/2) % 2) and column 8 (j/4) + 2 (l%4) + j%2.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "kernels/common/gpu_check.hpp"
@@ -250,7 +251,7 @@ __device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& m
         mbar_arrive_expect_bytes(&full[s], kWgmmaStageBytes);
         tma_load_box(stage, &maps.a, kb * kWgmmaTileK, w.m0, &full[s]);
         tma_load_box(stage + kA, &maps.b, kb * kWgmmaTileK, w.n0, &full[s]);
-        if (kb == (w.kb_end - w.kb_begin > kWgmmaStages ? w.kb_end - kWgmmaStages : w.kb_begin)) near_end(w);
+        if (kb == std::max<std::int64_t>(w.kb_begin, w.kb_end - kWgmmaStages)) near_end(w);
       }
     }
     return;
