@@ -34,6 +34,8 @@ namespace fb {
 inline constexpr int kWgmmaThreads = 128;  // one warpgroup
 // Tile sizes (kWgmmaTileM, N, K): fp8_gemm_wgmma_layout.hpp.
 inline constexpr int kWgmmaAccRegs = kWgmmaTileN / 2;
+// The accumulator registers a thread holds for a 64 x tile_n tile.
+constexpr int wgmma_acc_regs(int tile_n) { return tile_n / 2; }
 
 // Row and column (within its warpgroup's 64 x 128 tile) of accumulator register j of this thread.
 __device__ inline int wgmma_acc_row(int j) {
@@ -55,9 +57,14 @@ inline constexpr int kWgmmaCtaThreads = (kWgmmaConsumerGroups + 1) * kWgmmaThrea
 #define FB_WGMMA_STAGES 4
 #endif
 inline constexpr int kWgmmaStages = FB_WGMMA_STAGES;
-inline constexpr int kWgmmaStageBytes = (kWgmmaCtaM + kWgmmaTileN) * kWgmmaTileK;
+// A stage whose B tile has tile_n rows (kWgmmaTileN, or the block-scale GEMM's wide tile's 192).
+constexpr int wgmma_stage_bytes(int tile_n) { return (kWgmmaCtaM + tile_n) * kWgmmaTileK; }
 // Plus 1024 bytes of slack: the kernel aligns its stages to 1024 bytes (the swizzle's period).
-inline constexpr int kWgmmaPipelineBytes = kWgmmaStages * kWgmmaStageBytes + 2 * kWgmmaStages * 8 + 1024;
+constexpr int wgmma_pipeline_bytes(int tile_n) {
+  return kWgmmaStages * wgmma_stage_bytes(tile_n) + 2 * kWgmmaStages * 8 + 1024;
+}
+inline constexpr int kWgmmaStageBytes = wgmma_stage_bytes(kWgmmaTileN);
+inline constexpr int kWgmmaPipelineBytes = wgmma_pipeline_bytes(kWgmmaTileN);
 
 #if FB_WGMMA_AVAILABLE
 __device__ inline std::uint64_t wgmma_descriptor(const std::uint8_t* smem) {
@@ -88,15 +95,48 @@ __device__ inline void wgmma_m64n128k32_e4m3(float* d, std::uint64_t desc_a, std
         "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
       : "l"(desc_a), "l"(desc_b), "r"(accumulate));
 }
+// The same for a 64 x 192 tile (96 registers): the block-scale GEMM's wide tile.
+__device__ inline void wgmma_m64n192k32_e4m3(float* d, std::uint64_t desc_a, std::uint64_t desc_b, int accumulate) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %98, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n192k32.f32.e4m3.e4m3 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, %96, %97, p, 1, 1;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+}
+// One k32 step of a 64 x kTileN tile (kTileN 128 or 192).
+template <int kTileN>
+__device__ inline void wgmma_m64k32_e4m3(float* d, std::uint64_t desc_a, std::uint64_t desc_b, int accumulate) {
+  static_assert(kTileN == 128 || kTileN == 192, "wgmma tiles are 128 or 192 columns wide");
+  if constexpr (kTileN == 128)
+    wgmma_m64n128k32_e4m3(d, desc_a, desc_b, accumulate);
+  else
+    wgmma_m64n192k32_e4m3(d, desc_a, desc_b, accumulate);
+}
 #endif
 
 #if FB_WGMMA_AVAILABLE
 // Ties the accumulator registers to this point of the program: the compiler sees each register
 // read and written here, so it cannot move their uses above a wgmma wait (the asm statements that
 // issue and wait are ordered among themselves, but ordinary arithmetic on their outputs is not).
+template <int kRegs = kWgmmaAccRegs>
 __device__ inline void wgmma_fence_registers(float* d) {
 #pragma unroll
-  for (int j = 0; j < kWgmmaAccRegs; ++j) asm volatile("" : "+f"(d[j])::"memory");
+  for (int j = 0; j < kRegs; ++j) asm volatile("" : "+f"(d[j])::"memory");
 }
 #endif
 
@@ -166,23 +206,40 @@ __device__ inline void l2_prefetch_bytes(const void* p, std::uint32_t bytes) {
 #endif
 
 #if FB_WGMMA_AVAILABLE
-// Issues one 128-K block's partial of this warpgroup's 64 x 128 tile into `partial` (overwritten,
+// Issues one 128-K block's partial of this warpgroup's 64 x kTileN tile into `partial` (overwritten,
 // not added): four k32 steps, the first from zero, committed as one group; no wait. The tiles are
 // in shared memory, written by the TMA (the async proxy the matrix unit reads through), and named
 // by their descriptors (wgmma_descriptor): step s starts 32 s bytes in, 2 s in the descriptor's
 // address field (16-byte units; it cannot carry, shared memory ending below 2^18 bytes).
+template <int kTileN = kWgmmaTileN>
 __device__ inline void wgmma_issue_block(float* partial, std::uint64_t desc_a, std::uint64_t desc_b) {
-  wgmma_fence_registers(partial);
+  wgmma_fence_registers<wgmma_acc_regs(kTileN)>(partial);
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
   for (int s = 0; s < kWgmmaTileK / 32; ++s)
-    wgmma_m64n128k32_e4m3(partial, desc_a + 2 * s, desc_b + 2 * s, s > 0);
+    wgmma_m64k32_e4m3<kTileN>(partial, desc_a + 2 * s, desc_b + 2 * s, s > 0);
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
 // Waits for this warpgroup's committed blocks; `partial` is read only after this point.
+template <int kTileN = kWgmmaTileN>
 __device__ inline void wgmma_wait_block(float* partial) {
   asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-  wgmma_fence_registers(partial);
+  wgmma_fence_registers<wgmma_acc_regs(kTileN)>(partial);
+}
+// Hands registers between the warpgroups of a CTA (setmaxnreg; every thread of the warpgroup runs
+// it, and ptxas allocates each side's code within its count): the wide tile's consumers hold two
+// 96-register arrays, more than the 168 each of 384 threads gets, and the producer needs few.
+// 56 + 2 x 224 (x 128 threads) is the launch's 3 x 168; with 40 the producer's loop spilled.
+inline constexpr int kWgmmaProducerRegs = 56;
+inline constexpr int kWgmmaWideConsumerRegs = 224;
+static_assert(kWgmmaProducerRegs + kWgmmaConsumerGroups * kWgmmaWideConsumerRegs <= 168 * (kWgmmaConsumerGroups + 1));
+template <int kRegs>
+__device__ inline void wgmma_registers_down() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
+template <int kRegs>
+__device__ inline void wgmma_registers_up() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
 }
 #endif
 
@@ -191,7 +248,7 @@ __device__ inline bool wgmma_is_producer() { return threadIdx.x >= kWgmmaConsume
 // This consumer thread's warpgroup: its rows of the CTA tile start at 64 x this.
 __device__ inline int wgmma_consumer_group() { return static_cast<int>(threadIdx.x / kWgmmaThreads); }
 
-// One unit of a CTA's work: a kWgmmaCtaM x 128 tile of C at (m0, n0) over the 128-K blocks
+// One unit of a CTA's work: a kWgmmaCtaM x kTileN tile of C at (m0, n0) over the 128-K blocks
 // [kb_begin, kb_end) (a split-K slice, or all of K).
 struct WgmmaUnit {
   std::int64_t m0, n0, kb_begin, kb_end;
@@ -217,17 +274,22 @@ struct WgmmaUnit {
 // block kb (two partial buffers, wait_group 1, setmaxnreg): ptxas serialised the MMAs around the
 // promotion's reads (C7514) and the probe timed it 1.2x slower (tools/probes/wgmma_pipeline_probe.cu).
 // `maps` is the launch's __grid_constant__ parameter (wgmma_operands). Shared memory:
-// kWgmmaPipelineBytes of `smem` (dynamic; the stages start at its first 1024-byte boundary, as the
+// wgmma_pipeline_bytes(kTileN) of `smem` (dynamic; the stages start at its first 1024-byte boundary, as the
 // 128-byte swizzle needs).
 // near_end(w), if given, runs on the producer thread as it loads one of unit w's last blocks
 // (kWgmmaStages before the end, or the first): some 2 x kWgmmaStages blocks before the unit's
 // epilogue, for work the epilogue will want done (the block-scale kernel's L2 prefetch of acc).
-template <class Unit, class Start, class Promote, class Finish, class NearEnd>
+// kTileN: the B tile's rows (the columns of C a unit covers), 128 or 192; with 192 the consumers'
+// two 96-register arrays need the producer warpgroup's registers (setmaxnreg), and the B map's box
+// must be 192 rows.
+template <int kTileN = kWgmmaTileN, class Unit, class Start, class Promote, class Finish, class NearEnd>
 __device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& maps, std::int64_t rows, Unit&& unit,
                                       Start&& start, Promote&& promote, Finish&& finish, NearEnd&& near_end) {
 #if FB_WGMMA_AVAILABLE
+  constexpr int kStageBytes = wgmma_stage_bytes(kTileN), kAccRegs = wgmma_acc_regs(kTileN);
+  constexpr bool kWide = kTileN > kWgmmaTileN;
   smem += (1024 - smem_address(smem) % 1024) % 1024;
-  auto* full = reinterpret_cast<std::uint64_t*>(smem + kWgmmaStages * kWgmmaStageBytes);
+  auto* full = reinterpret_cast<std::uint64_t*>(smem + kWgmmaStages * kStageBytes);
   std::uint64_t* empty = full + kWgmmaStages;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kWgmmaStages; ++s) {
@@ -241,14 +303,15 @@ __device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& m
   WgmmaUnit w{};
   std::int64_t it = 0;  // blocks through the stages so far: stage it % kWgmmaStages, its use it / kWgmmaStages
   if (wgmma_is_producer()) {
+    if constexpr (kWide) wgmma_registers_down<kWgmmaProducerRegs>();
     if (threadIdx.x != kWgmmaConsumerGroups * kWgmmaThreads) return;
     for (int u = 0; unit(u, w); ++u) {
       for (std::int64_t kb = w.kb_begin; kb < w.kb_end; ++kb, ++it) {
         const int s = static_cast<int>(it % kWgmmaStages);
         const std::int64_t use = it / kWgmmaStages;
         if (use > 0) mbar_wait(&empty[s], static_cast<std::uint32_t>((use - 1) & 1));
-        std::uint8_t* stage = smem + s * kWgmmaStageBytes;
-        mbar_arrive_expect_bytes(&full[s], kWgmmaStageBytes);
+        std::uint8_t* stage = smem + s * kStageBytes;
+        mbar_arrive_expect_bytes(&full[s], kStageBytes);
         tma_load_box(stage, &maps.a, kb * kWgmmaTileK, w.m0, &full[s]);
         tma_load_box(stage + kA, &maps.b, kb * kWgmmaTileK, w.n0, &full[s]);
         if (kb == std::max<std::int64_t>(w.kb_begin, w.kb_end - kWgmmaStages)) near_end(w);
@@ -256,20 +319,21 @@ __device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& m
     }
     return;
   }
+  if constexpr (kWide) wgmma_registers_up<kWgmmaWideConsumerRegs>();
   const int g = wgmma_consumer_group();
   // Stage s's descriptors are stage 0's plus s stages (in the address field's 16-byte units), so
   // nothing between a stage's `full` wait and its MMAs computes an address (until run 62 about 60
   // instructions a block did, on that path; run 62 measured no change in time from it).
   const std::uint64_t desc_a0 = wgmma_descriptor(smem + g * kWgmmaTileM * kWgmmaTileK);
   const std::uint64_t desc_b0 = wgmma_descriptor(smem + kA);
-  constexpr std::uint64_t kStageDesc = kWgmmaStageBytes >> 4;
+  constexpr std::uint64_t kStageDesc = kStageBytes >> 4;
   for (int u = 0; unit(u, w); ++u) {
     // Defined afresh per unit: the issue's register fence reads `partial`, so without this its 64
     // registers stay live through finish(w) beside the epilogue's (the persistent block-scale
     // kernel spilled 300 bytes that way; the general kernel went from 162 to 154 registers).
-    float partial[kWgmmaAccRegs];
+    float partial[kAccRegs];
 #pragma unroll
-    for (int j = 0; j < kWgmmaAccRegs; ++j) partial[j] = 0.0f;
+    for (int j = 0; j < kAccRegs; ++j) partial[j] = 0.0f;
     const bool active = w.m0 + static_cast<std::int64_t>(g) * kWgmmaTileM < rows;
     start(w);
     for (std::int64_t kb = w.kb_begin; kb < w.kb_end; ++kb, ++it) {
@@ -278,8 +342,8 @@ __device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& m
       // The TMA and the matrix unit both work in the async proxy: the completed phase of `full`
       // is all the ordering the reads need.
       if (active) {
-        wgmma_issue_block(partial, desc_a0 + s * kStageDesc, desc_b0 + s * kStageDesc);
-        wgmma_wait_block(partial);
+        wgmma_issue_block<kTileN>(partial, desc_a0 + s * kStageDesc, desc_b0 + s * kStageDesc);
+        wgmma_wait_block<kTileN>(partial);
       }
       mbar_arrive(&empty[s]);
       if (active) promote(kb, static_cast<const float*>(partial));
@@ -290,10 +354,10 @@ __device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& m
   (void)smem, (void)maps, (void)rows, (void)unit, (void)start, (void)promote, (void)finish, (void)near_end;
 #endif
 }
-template <class Unit, class Start, class Promote, class Finish>
+template <int kTileN = kWgmmaTileN, class Unit, class Start, class Promote, class Finish>
 __device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& maps, std::int64_t rows, Unit&& unit,
                                       Start&& start, Promote&& promote, Finish&& finish) {
-  wgmma_pipeline(smem, maps, rows, unit, start, promote, finish, [](const WgmmaUnit&) {});
+  wgmma_pipeline<kTileN>(smem, maps, rows, unit, start, promote, finish, [](const WgmmaUnit&) {});
 }
 
 // Lets `kernel` use kBytes of dynamic shared memory (the pipeline's by default: more than the 48 KB

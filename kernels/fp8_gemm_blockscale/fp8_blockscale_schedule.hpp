@@ -2,7 +2,8 @@
 // a CPU test runs the same arithmetic through a simulation of the turnstile
 // (tests/kernels/fp8_gemm_blockscale_schedule_test.cpp, Fp8BlockscaleSchedule.*).
 //
-// A unit is one kWgmmaCtaM x 128 tile's split-K slice. Units are numbered slice-major,
+// A unit is one kWgmmaCtaM x tile_cols tile's split-K slice (tile_cols 128, or 192: the wide
+// tile, blockscale_tile_cols). Units are numbered slice-major,
 // u = slice * tiles + tile, with tile = m-tile * n_blocks + n-block (N fastest, so the CTAs in flight
 // share A tiles through L2). CTA c of G takes units c, c + G, c + 2G, ... in increasing order. Unit
 // u's turnstile waits for the turn its tile's previous slice hands on: unit u - tiles, a lower
@@ -22,7 +23,7 @@ namespace fb {
 
 template <class Int>
 struct BlockscaleSchedule {
-  Int n_blocks = 0;  // N / 128: tiles along N
+  Int n_blocks = 0;  // tiles along N: N / tile_cols
   Int tiles = 0;     // output tiles: n_blocks x m-tiles
   Int slices = 1;    // S
 
@@ -40,9 +41,22 @@ struct BlockscaleSchedule {
   }
 };
 
-// The schedule of a launch whose tiles are `tile_rows` rows high.
-FB_HD BlockscaleSchedule<std::int64_t> blockscale_schedule(const Fp8BlockscaleParams& p, std::int64_t tile_rows) {
-  return {p.n_blocks(), p.n_blocks() * ((p.rows + tile_rows - 1) / tile_rows), p.slices};
+// The schedule of a launch whose tiles are `tile_rows` rows high and `tile_cols` (a divisor of N)
+// wide.
+FB_HD BlockscaleSchedule<std::int64_t> blockscale_schedule(const Fp8BlockscaleParams& p, std::int64_t tile_rows,
+                                                           std::int64_t tile_cols = 128) {
+  const std::int64_t n_tiles = p.cols / tile_cols;
+  return {n_tiles, n_tiles * ((p.rows + tile_rows - 1) / tile_rows), p.slices};
+}
+
+// The wgmma kernel's tile width: 192 columns (the wide tile: m64n192k32, 1.5x the matrix-unit work
+// per block for each wait and promotion) where asked for and N is a multiple of 384, so that each
+// tile's columns lie in two whole 128-column scale blocks (its first 128 - n0 % 128 columns in
+// block n0 / 128, the rest in the next; n0 % 128 is 0 or 64); 128 otherwise. Every m31 N (2304,
+// 6144) is a multiple of 384.
+inline constexpr int kBlockscaleWideTileCols = 192;
+FB_HD int blockscale_tile_cols(const Fp8BlockscaleParams& p, bool wide_asked) {
+  return wide_asked && p.cols % (2 * kBlockscaleWideTileCols) == 0 ? kBlockscaleWideTileCols : 128;
 }
 
 }  // namespace fb

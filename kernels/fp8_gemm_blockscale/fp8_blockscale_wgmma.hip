@@ -1,15 +1,16 @@
 // The block-scale fp8 GEMM on the matrix units (wgmma, sm_90a), split-K: a persistent CTA (one per
-// SM) computes units in turn, a unit being one 128 x 128 tile's slice, with two consumer warpgroups
+// SM) computes units in turn, a unit being one 128 x 128 tile's slice (128 x 192: the wide tile), with two consumer warpgroups
 // of 64 rows fed by a TMA producer (wgmma_pipeline) that runs on into the next unit while this
 // one waits for its turn and adds into acc.
 // For each 128-K block of its slice in order the matrix unit forms a warpgroup's partial (4 k32
 // steps from zero), promoted on the CUDA cores: part = fma(partial, fl(a_s * b_s), part), a_s the 1x128
-// scale of the register's row and b_s the tile's one 128x128 scale. Then the tile's turnstile adds the slice
+// scale of the register's row and b_s the 128x128 scale of its column (the wide tile spans two). Then the tile's turnstile adds the slice
 // into acc in slice order. Deterministic (fixed instruction sequence, ordered slices); against the
 // blocked emulation within the bound of kernels/fp8_gemm/fp8_gemm_bounds.hpp.
 // Until run 62 a CTA was one unit (grid N/128 x M/128 x S, the turnstile over all 384 threads).
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "core/errors.hpp"
@@ -29,8 +30,20 @@ namespace {
 constexpr int kTurnstileBarrier = 1;
 constexpr int kConsumerThreads = kWgmmaConsumerGroups * kWgmmaThreads;
 
+// The promotion of one block's partial: part[j] = fma(partial[j], scale, part[j]) with the scale of
+// register j's row (lo or hi) and of its column's 128-column scale block: the tile's first for
+// register groups j / 4 < kSplit (8 columns a group), the next from there on. kSplit = kAccRegs / 4
+// (every column in the first block) for the 128-wide tile.
+template <int kAccRegs, int kSplit>
+__device__ inline void blockscale_promote_block(float* part, const float* partial, const float (&scale)[2][2]) {
+#pragma unroll
+  for (int j = 0; j < kAccRegs; ++j)
+    part[j] = blockscale_promote_scaled(part[j], partial[j], scale[j / 4 >= kSplit][(j / 2) % 2]);
+}
+
 // The schedule (units, their order, what each waits on, why it always progresses):
-// fp8_blockscale_schedule.hpp.
+// fp8_blockscale_schedule.hpp. kTileN: 128, or the wide tile's 192 (blockscale_tile_cols).
+template <int kTileN>
 __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kernel(Fp8BlockscaleParams p,
                                                                              Fp8BlockscaleBuffers b,
                                                                              std::uint32_t epoch,
@@ -38,42 +51,51 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
 #if FB_WGMMA_AVAILABLE
   extern __shared__ __align__(128) std::uint8_t smem[];
   const std::int64_t kb_count = p.k_blocks();
-  const BlockscaleSchedule<std::int64_t> schedule = blockscale_schedule(p, kWgmmaCtaM);
+  constexpr int kAccRegs = wgmma_acc_regs(kTileN);
+  constexpr bool kWide = kTileN > 128;
+  const BlockscaleSchedule<std::int64_t> schedule = blockscale_schedule(p, kWgmmaCtaM, kTileN);
   const BlockscaleSchedule<int> schedule32 = schedule.narrow();  // the epilogue's (fewer registers)
   const auto unit = [&](int i, WgmmaUnit& w) {
     const std::int64_t u = schedule.unit(blockIdx.x, i, gridDim.x), s = schedule.slice(u);
-    w = WgmmaUnit{schedule.m_tile(u) * kWgmmaCtaM, schedule.n_block(u) * kWgmmaTileN, p.slice_begin(s),
+    w = WgmmaUnit{schedule.m_tile(u) * kWgmmaCtaM, schedule.n_block(u) * kTileN, p.slice_begin(s),
                   p.slice_begin(s + 1)};
     return u < schedule.units();
   };
   // This consumer thread's unit number, the offsets of its two rows' scales (fragment rows r and
-  // r + 8; -1 past M: scale 0) and of the tile's, its slice's partial sum, and block kb's three
-  // scales, loaded during block kb's product (after block kb - 1's promotion). 32-bit state: the
-  // kernel uses 165 of the 168 registers a thread may have here.
+  // r + 8; -1 past M: scale 0) and of the tile's first scale block, its slice's partial sum, and
+  // block kb's scales (the wide tile's second scale block's too), loaded during block kb's product
+  // (after block kb - 1's promotion). 32-bit state: the 128-wide kernel uses 165 of the 168
+  // registers a thread may have there.
   const int g_row = (wgmma_consumer_group() % kWgmmaConsumerGroups) * kWgmmaTileM;
   int u = static_cast<int>(blockIdx.x), a_lo = 0, a_hi = 0, b_at = 0;
-  float part[kWgmmaAccRegs];
-  float as_lo = 0.0f, as_hi = 0.0f, bs = 0.0f;
+  bool split_at_64 = false;  // a wide tile at n0 % 128 == 64: its second scale block from column 64
+  float part[kAccRegs];
+  float as_lo = 0.0f, as_hi = 0.0f, bs0 = 0.0f, bs1 = 0.0f;
   auto load_scales = [&](int kb) {
     as_lo = a_lo >= 0 ? b.a_scale[a_lo + kb] : 0.0f;
     as_hi = a_hi >= 0 ? b.a_scale[a_hi + kb] : 0.0f;
-    bs = b.b_scale[b_at + kb];
+    bs0 = b.b_scale[b_at + kb];
+    if constexpr (kWide) bs1 = b.b_scale[b_at + static_cast<int>(kb_count) + kb];
   };
   const auto start = [&](const WgmmaUnit& w) {
     const std::int64_t row_lo = w.m0 + g_row + wgmma_acc_row(0), row_hi = row_lo + 8;
     a_lo = row_lo < p.rows ? static_cast<int>(row_lo * kb_count) : -1;
     a_hi = row_hi < p.rows ? static_cast<int>(row_hi * kb_count) : -1;
-    b_at = static_cast<int>((w.n0 / kWgmmaTileN) * kb_count);
+    b_at = static_cast<int>((w.n0 / 128) * kb_count);
+    split_at_64 = kWide && w.n0 % 128 != 0;
 #pragma unroll
-    for (int j = 0; j < kWgmmaAccRegs; ++j) part[j] = 0.0f;
+    for (int j = 0; j < kAccRegs; ++j) part[j] = 0.0f;
     if (w.kb_begin < w.kb_end) load_scales(static_cast<int>(w.kb_begin));
   };
   const auto promote = [&](std::int64_t kb, const float* partial) {
-    // The scales' product once per row and block, then one fma per element (fp8_blockscale_math.hpp).
-    const float scale_lo = blockscale_scale(as_lo, bs), scale_hi = blockscale_scale(as_hi, bs);
-#pragma unroll
-    for (int j = 0; j < kWgmmaAccRegs; ++j)
-      part[j] = blockscale_promote_scaled(part[j], partial[j], (j / 2) % 2 ? scale_hi : scale_lo);
+    // The scales' products once per row, scale block and K block, then one fma per element
+    // (fp8_blockscale_math.hpp).
+    const float scale[2][2] = {{blockscale_scale(as_lo, bs0), blockscale_scale(as_hi, bs0)},
+                               {blockscale_scale(as_lo, bs1), blockscale_scale(as_hi, bs1)}};
+    if (split_at_64)
+      blockscale_promote_block<kAccRegs, 64 / 8>(part, partial, scale);
+    else
+      blockscale_promote_block<kAccRegs, 128 / 8>(part, partial, scale);
     // The next block's (within K even past the slice: no slice end to keep in a register).
     load_scales(static_cast<int>(kb + 1 < kb_count ? kb + 1 : kb));
   };
@@ -84,7 +106,7 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
   const auto finish = [&](const WgmmaUnit&) {
     const int slice = schedule32.slice(u);
     std::uint32_t* ticket = b.tickets + schedule32.tile(u);
-    const std::int64_t n0 = static_cast<std::int64_t>(schedule32.n_block(u)) * kWgmmaTileN;
+    const std::int64_t n0 = static_cast<std::int64_t>(schedule32.n_block(u)) * kTileN;
     const std::int64_t row_lo = static_cast<std::int64_t>(schedule32.m_tile(u)) * kWgmmaCtaM + g_row + wgmma_acc_row(0);
     const std::int64_t row_hi = row_lo + 8;
     const bool split = p.slices > 1, last = slice == p.slices - 1;
@@ -97,7 +119,7 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
     // sum is read before any is written, so the reads overlap (half at a time: all 64 at once
     // spilled registers). acc is read even with one slice: it holds the start (the F7 contract).
     const float* row_acc[2] = {b.acc + row_lo * p.cols + n0, b.acc + row_hi * p.cols + n0};
-    constexpr int kHalf = kWgmmaAccRegs / 2;
+    constexpr int kHalf = kAccRegs / 2;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       float2 prior[kHalf / 2];
@@ -124,13 +146,13 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
   // The tile's rows of acc, which its epilogue reads (after the turnstile with several slices),
   // brought into L2 while the unit's last blocks are multiplied: run 62's profile found the
   // epilogues waiting on memory for them (16.8 % of the samples, long scoreboard). Not yet timed
-  // (README, "The acc prefetch"). N % 128 == 0, so each row's 512 bytes are 16-byte aligned.
+  // (README, "The acc prefetch"). N % 128 == 0 and n0 % 64 == 0, so each row's bytes are 16-byte aligned.
   const auto prefetch_acc = [&](const WgmmaUnit& w) {
     const std::int64_t rows = std::min<std::int64_t>(kWgmmaCtaM, p.rows - w.m0);
     const float* at = b.acc + w.m0 * p.cols + w.n0;
-    for (std::int64_t r = 0; r < rows; ++r) l2_prefetch_bytes(at + r * p.cols, static_cast<std::uint32_t>(kWgmmaTileN * sizeof(float)));
+    for (std::int64_t r = 0; r < rows; ++r) l2_prefetch_bytes(at + r * p.cols, static_cast<std::uint32_t>(kTileN * sizeof(float)));
   };
-  wgmma_pipeline(smem, maps, p.rows, unit, start, promote, finish, prefetch_acc);
+  wgmma_pipeline<kTileN>(smem, maps, p.rows, unit, start, promote, finish, prefetch_acc);
 #else
   (void)p;
   (void)b;
@@ -146,15 +168,23 @@ std::string fp8_blockscale_wgmma_unavailable(const Fp8BlockscaleParams& p) {
   return wgmma_device_unavailable();
 }
 
-void fp8_blockscale_wgmma_launch(const Fp8BlockscaleParams& p, const Fp8BlockscaleBuffers& b, void* stream) {
-  if (const std::string why = fp8_blockscale_wgmma_unavailable(p); !why.empty())
-    throw DeviceError("fp8_blockscale_wgmma: " + why);
-  if (p.rows == 0) return;
-  const std::int64_t units = blockscale_schedule(p, kWgmmaCtaM).units();
-  if (p.rows * p.k_blocks() > INT32_MAX || units > INT32_MAX)
-    throw InputError("fp8_blockscale_wgmma: more than 2^31 row scales or units (" + std::to_string(p.rows) +
-                     " rows)");
-  wgmma_pipeline_allow_smem<fp8_blockscale_wgmma_kernel>();
+namespace {
+
+// FUSEBENCH_BLOCKSCALE_TILE_N (an experiment knob, read per launch): 192 asks for the wide tile
+// wherever N allows it (blockscale_tile_cols), 128 never; unset, the 128-wide tile (the wide one
+// has not yet been timed on the GPU: kernels/fp8_gemm_blockscale/README.md, "The wide tile").
+bool wide_tile_asked() {
+  const char* env = std::getenv("FUSEBENCH_BLOCKSCALE_TILE_N");
+  if (!env || !*env) return false;
+  const std::string v = env;
+  if (v != "128" && v != "192") throw InputError("FUSEBENCH_BLOCKSCALE_TILE_N must be 128 or 192, not '" + v + "'");
+  return v == "192";
+}
+
+template <int kTileN>
+void launch_tiles(const Fp8BlockscaleParams& p, const Fp8BlockscaleBuffers& b, std::int64_t units, hipStream_t stream) {
+  constexpr int kBytes = wgmma_pipeline_bytes(kTileN);
+  wgmma_pipeline_allow_smem<fp8_blockscale_wgmma_kernel<kTileN>, kBytes>();
   // Persistent, at most one CTA per SM: the turnstile's progress needs each to find an SM
   // (fp8_blockscale_schedule.hpp).
   // FB_BLOCKSCALE_CTA_PER_UNIT (experiment knob, build time) launches a CTA per unit instead, as
@@ -164,9 +194,28 @@ void fp8_blockscale_wgmma_launch(const Fp8BlockscaleParams& p, const Fp8Blocksca
 #else
   const auto grid = static_cast<unsigned>(std::min<std::int64_t>(units, device_multiprocessors()));
 #endif
-  fp8_blockscale_wgmma_kernel<<<grid, kWgmmaCtaThreads, kWgmmaPipelineBytes, static_cast<hipStream_t>(stream)>>>(
-      p, b, next_blockscale_epoch(), wgmma_operands(b.a, p.rows, b.b, p.cols, p.depth));
+  const WgmmaOperands maps{wgmma_rows_map("A", b.a, p.rows, kWgmmaCtaM, p.depth),
+                           wgmma_rows_map("B", b.b, p.cols, kTileN, p.depth)};
+  fp8_blockscale_wgmma_kernel<kTileN><<<grid, kWgmmaCtaThreads, kBytes, stream>>>(p, b, next_blockscale_epoch(), maps);
   gpu_check_launch("fp8_blockscale_wgmma_kernel");
+}
+
+}  // namespace
+
+void fp8_blockscale_wgmma_launch(const Fp8BlockscaleParams& p, const Fp8BlockscaleBuffers& b, void* stream) {
+  if (const std::string why = fp8_blockscale_wgmma_unavailable(p); !why.empty())
+    throw DeviceError("fp8_blockscale_wgmma: " + why);
+  if (p.rows == 0) return;
+  const int tile_cols = blockscale_tile_cols(p, wide_tile_asked());
+  const std::int64_t units = blockscale_schedule(p, kWgmmaCtaM, tile_cols).units();
+  if (p.rows * p.k_blocks() > INT32_MAX || units > INT32_MAX)
+    throw InputError("fp8_blockscale_wgmma: more than 2^31 row scales or units (" + std::to_string(p.rows) +
+                     " rows)");
+  const auto s = static_cast<hipStream_t>(stream);
+  if (tile_cols == kBlockscaleWideTileCols)
+    launch_tiles<kBlockscaleWideTileCols>(p, b, units, s);
+  else
+    launch_tiles<128>(p, b, units, s);
 }
 
 }  // namespace fb

@@ -65,70 +65,91 @@ std::vector<Shape> shapes() {
   return out;
 }
 
-std::string name(const Shape& sh) {
+// Each shape with each tile width the kernel may run it with: 128, and the wide tile where N
+// allows it (blockscale_tile_cols).
+std::vector<std::pair<Shape, std::int64_t>> shapes_and_widths() {
+  std::vector<std::pair<Shape, std::int64_t>> out;
+  for (const Shape& sh : shapes()) {
+    out.emplace_back(sh, 128);
+    const int wide = blockscale_tile_cols({sh.m, sh.n, sh.k, sh.s}, true);
+    if (wide != 128) out.emplace_back(sh, wide);
+  }
+  return out;
+}
+
+std::string name(const Shape& sh, std::int64_t cols) {
   return "M=" + std::to_string(sh.m) + " N=" + std::to_string(sh.n) + " K=" + std::to_string(sh.k) +
-         " S=" + std::to_string(sh.s);
+         " S=" + std::to_string(sh.s) + " tile width " + std::to_string(cols);
+}
+
+TEST(Fp8BlockscaleSchedule, TheWideTileOnlyWhereAskedAndNIsAMultipleOf384) {
+  for (const std::int64_t n : {128, 256, 384, 768, 1152, 1536, 2048, 2304, 6144}) {
+    const Fp8BlockscaleParams p{64, n, 768, 1};
+    EXPECT_EQ(blockscale_tile_cols(p, false), 128) << n;
+    EXPECT_EQ(blockscale_tile_cols(p, true), n % 384 == 0 ? 192 : 128) << n;
+  }
 }
 
 TEST(Fp8BlockscaleSchedule, EveryTileSliceIsOneUnitAndTheIndicesAgree) {
-  for (const Shape& sh : shapes()) {
+  for (const auto& [sh, cols] : shapes_and_widths()) {
     const Fp8BlockscaleParams p{sh.m, sh.n, sh.k, sh.s};
-    const Schedule s = blockscale_schedule(p, kWgmmaCtaM);
+    const Schedule s = blockscale_schedule(p, kWgmmaCtaM, cols);
     const BlockscaleSchedule<int> s32 = s.narrow();
     const std::int64_t m_tiles = (sh.m + kWgmmaCtaM - 1) / kWgmmaCtaM;
-    ASSERT_EQ(s.tiles, m_tiles * (sh.n / 128)) << name(sh);
-    ASSERT_EQ(s.units(), s.tiles * sh.s) << name(sh);
+    ASSERT_EQ(s.tiles, m_tiles * (sh.n / cols)) << name(sh, cols);
+    ASSERT_EQ(s.n_blocks * cols, sh.n) << name(sh, cols);
+    ASSERT_EQ(s.units(), s.tiles * sh.s) << name(sh, cols);
     std::vector<int> seen(static_cast<std::size_t>(s.units()), 0);
     for (std::int64_t u = 0; u < s.units(); ++u) {
       const std::int64_t slice = s.slice(u), tile = s.tile(u);
-      ASSERT_LT(slice, sh.s) << name(sh);
-      ASSERT_LT(s.m_tile(u), m_tiles) << name(sh);
-      ASSERT_LT(s.n_block(u), s.n_blocks) << name(sh);
-      ASSERT_EQ(s.m_tile(u) * s.n_blocks + s.n_block(u), tile) << name(sh);
+      ASSERT_LT(slice, sh.s) << name(sh, cols);
+      ASSERT_LT(s.m_tile(u), m_tiles) << name(sh, cols);
+      ASSERT_LT(s.n_block(u), s.n_blocks) << name(sh, cols);
+      ASSERT_EQ(s.m_tile(u) * s.n_blocks + s.n_block(u), tile) << name(sh, cols);
       ++seen[static_cast<std::size_t>(slice * s.tiles + tile)];
       // The epilogue's 32-bit copy names the same unit.
       const int u32 = static_cast<int>(u);
-      ASSERT_EQ(s32.slice(u32), slice) << name(sh);
-      ASSERT_EQ(s32.tile(u32), tile) << name(sh);
-      ASSERT_EQ(s32.m_tile(u32), s.m_tile(u)) << name(sh);
-      ASSERT_EQ(s32.n_block(u32), s.n_block(u)) << name(sh);
+      ASSERT_EQ(s32.slice(u32), slice) << name(sh, cols);
+      ASSERT_EQ(s32.tile(u32), tile) << name(sh, cols);
+      ASSERT_EQ(s32.m_tile(u32), s.m_tile(u)) << name(sh, cols);
+      ASSERT_EQ(s32.n_block(u32), s.n_block(u)) << name(sh, cols);
       // A unit waits on its tile's previous slice, a lower number; slice 0 on nothing.
       const std::int64_t before = s.waits_on(u);
       if (slice == 0) {
-        ASSERT_EQ(before, -1) << name(sh);
+        ASSERT_EQ(before, -1) << name(sh, cols);
       } else {
-        ASSERT_LT(before, u) << name(sh);
-        ASSERT_EQ(s.tile(before), tile) << name(sh);
-        ASSERT_EQ(s.slice(before), slice - 1) << name(sh);
+        ASSERT_LT(before, u) << name(sh, cols);
+        ASSERT_EQ(s.tile(before), tile) << name(sh, cols);
+        ASSERT_EQ(s.slice(before), slice - 1) << name(sh, cols);
       }
     }
-    EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [](int c) { return c == 1; })) << name(sh);
+    EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [](int c) { return c == 1; })) << name(sh, cols);
   }
 }
 
 TEST(Fp8BlockscaleSchedule, CtasCoverTheUnitsInIncreasingOrder) {
-  for (const Shape& sh : shapes()) {
-    const Schedule s = blockscale_schedule({sh.m, sh.n, sh.k, sh.s}, kWgmmaCtaM);
+  for (const auto& [sh, cols] : shapes_and_widths()) {
+    const Schedule s = blockscale_schedule({sh.m, sh.n, sh.k, sh.s}, kWgmmaCtaM, cols);
     for (const std::int64_t ctas : {std::int64_t{1}, std::int64_t{7}, std::int64_t{132}, s.units()}) {
       if (ctas > s.units()) continue;  // the launcher's grid is min(units, SMs)
       std::vector<int> seen(static_cast<std::size_t>(s.units()), 0);
       for (std::int64_t c = 0; c < ctas; ++c) {
         const std::vector<std::int64_t> units = kernel_order(s, c, ctas);
-        ASSERT_FALSE(units.empty()) << name(sh) << " G=" << ctas;
-        ASSERT_TRUE(std::is_sorted(units.begin(), units.end())) << name(sh);
+        ASSERT_FALSE(units.empty()) << name(sh, cols) << " G=" << ctas;
+        ASSERT_TRUE(std::is_sorted(units.begin(), units.end())) << name(sh, cols);
         for (const std::int64_t u : units) ++seen[static_cast<std::size_t>(u)];
       }
-      EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; })) << name(sh) << " G=" << ctas;
+      EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; })) << name(sh, cols) << " G=" << ctas;
     }
   }
 }
 
 TEST(Fp8BlockscaleSchedule, ResidentCtasFinishEveryLaunch) {
-  for (const Shape& sh : shapes()) {
-    const Schedule s = blockscale_schedule({sh.m, sh.n, sh.k, sh.s}, kWgmmaCtaM);
+  for (const auto& [sh, cols] : shapes_and_widths()) {
+    const Schedule s = blockscale_schedule({sh.m, sh.n, sh.k, sh.s}, kWgmmaCtaM, cols);
     for (const std::int64_t ctas : {std::int64_t{1}, std::int64_t{2}, std::int64_t{7}, std::int64_t{132}, s.units()}) {
       if (ctas > s.units()) continue;
-      EXPECT_TRUE(runs_to_the_end(s, ctas, kernel_order)) << name(sh) << " G=" << ctas;
+      EXPECT_TRUE(runs_to_the_end(s, ctas, kernel_order)) << name(sh, cols) << " G=" << ctas;
     }
   }
 }

@@ -3,10 +3,11 @@
 // bitwise; a producer that does not zero the buffer is caught (NaN poison -> NaN in C, reported;
 // the other poison -> C differs from the memset variant). On a GPU: the plain kernel equals the
 // canonical emulation bitwise for every S, the wgmma kernel stays within its budget and repeats
-// bitwise, and F7's variants agree bitwise.
+// bitwise, its wide tile equals its 128-wide tile bitwise, and F7's variants agree bitwise.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -266,6 +267,42 @@ TEST(Fp8BlockscaleGpu, WgmmaWithinItsBudgetAtOddShapesAndRepeatsBitwise) {
     const double beta = blockscale_beta(sh.k, sh.s, true);
     EXPECT_LE(std::sqrt(num / den), pair_rel_l2(beta, beta, sh.k)) << what;
     EXPECT_EQ(d.run(q, fp8_blockscale_wgmma_launch, 0x5A), got) << "repeat " << what;
+  }
+}
+
+// The wide tile (192 columns, FUSEBENCH_BLOCKSCALE_TILE_N=192) computes every element with the same
+// block partials, scales and fma order as the 128-wide one, so C and acc must be the same bits; the
+// tiles at n0 % 128 == 64 take their second scale block from column 64, those at 0 from 128, and a
+// mix-up of either changes C. Shapes: N a multiple of 384 (where the wide tile applies), odd M, more
+// units than SMs with several slices.
+TEST(Fp8BlockscaleGpu, WideTileEqualsTheNarrowTileBitwiseOnCAndAcc) {
+  FB_SKIP_WITHOUT_GPU();
+  if (const std::string why = fp8_blockscale_wgmma_unavailable({64, 384, 128, 1}); !why.empty()) GTEST_SKIP() << why;
+  struct Shape {
+    std::int64_t m, n, k, s;
+  };
+  const auto with_tile = [](const char* cols, DeviceProblem& d, const Problem& q, std::uint8_t poison) {
+    setenv("FUSEBENCH_BLOCKSCALE_TILE_N", cols, 1);
+    std::pair<std::vector<std::uint16_t>, std::vector<float>> out{d.run(q, fp8_blockscale_wgmma_launch, poison), {}};
+    unsetenv("FUSEBENCH_BLOCKSCALE_TILE_N");
+    out.second.resize(q.p.rows * q.p.cols);
+    gpu::copy_to_host(out.second.data(), d.b.acc, out.second.size() * 4);
+    return out;
+  };
+  for (const Shape sh : {Shape{1, 384, 768, 1}, Shape{17, 2304, 6144, 4}, Shape{100, 768, 1024, 2},
+                         Shape{129, 1152, 768, 1}, Shape{300, 6144, 384, 3}, Shape{4096, 2304, 2048, 1}}) {
+    const Problem q(sh.m, sh.n, sh.k, sh.s, Distribution::normal, static_cast<std::uint64_t>(sh.m * 11 + sh.s));
+    DeviceProblem d(q);
+    const std::string what = "M=" + std::to_string(sh.m) + " N=" + std::to_string(sh.n) + " K=" + std::to_string(sh.k) +
+                             " S=" + std::to_string(sh.s);
+    const auto narrow = with_tile("128", d, q, 0xFF);
+    const auto wide = with_tile("192", d, q, 0x5A);
+    EXPECT_EQ(std::memcmp(wide.first.data(), narrow.first.data(), narrow.first.size() * 2), 0) << "C " << what;
+    EXPECT_EQ(std::memcmp(wide.second.data(), narrow.second.data(), narrow.second.size() * 4), 0) << "acc " << what;
+    const Fp64Check c = q.fp64(wide.first, true);
+    EXPECT_EQ(c.stats.nan, 0) << what;
+    EXPECT_LE(c.stats.abs_max, c.bound.limit) << what;
+    EXPECT_EQ(with_tile("192", d, q, 0xFF).first, wide.first) << "repeat " << what;
   }
 }
 // Runs variant v of an instance on the GPU with outputs poisoned by `poison`; returns the outputs.
