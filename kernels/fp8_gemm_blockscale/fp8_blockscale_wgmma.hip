@@ -1,12 +1,13 @@
 // The block-scale fp8 GEMM on the matrix units (wgmma, sm_90a), split-K: a persistent CTA (one per
-// SM) computes units in turn, a unit being one 128 x 128 tile's slice (128 x 192: the wide tile), with two consumer warpgroups
-// of 64 rows fed by a TMA producer (wgmma_pipeline) that runs on into the next unit while this
-// one waits for its turn and adds into acc.
+// SM) computes units in turn, a unit being one 128 x 128 tile's slice (128 x 192 for the wide tile),
+// with two consumer warpgroups of 64 rows fed by a TMA producer (wgmma_pipeline) that runs on into
+// the next unit while this one waits for its turn and adds into acc.
 // For each 128-K block of its slice in order the matrix unit forms a warpgroup's partial (4 k32
-// steps from zero), promoted on the CUDA cores: part = fma(partial, fl(a_s * b_s), part), a_s the 1x128
-// scale of the register's row and b_s the 128x128 scale of its column (the wide tile spans two). Then the tile's turnstile adds the slice
-// into acc in slice order. Deterministic (fixed instruction sequence, ordered slices); against the
-// blocked emulation within the bound of kernels/fp8_gemm/fp8_gemm_bounds.hpp.
+// steps from zero), promoted on the CUDA cores: part = fma(partial, fl(a_s * b_s), part), a_s the
+// 1x128 scale of the register's row and b_s the 128x128 scale of its column (one per 128-wide tile,
+// two for the wide tile). Then the tile's turnstile adds the slice into acc in slice order.
+// Deterministic (fixed instruction sequence, ordered slices); against the blocked emulation within
+// the bound of kernels/fp8_gemm/fp8_gemm_bounds.hpp.
 // Until run 62 a CTA was one unit (grid N/128 x M/128 x S, the turnstile over all 384 threads).
 #include <algorithm>
 #include <cstdint>
@@ -146,7 +147,7 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
   // The tile's rows of acc, which its epilogue reads (after the turnstile with several slices),
   // brought into L2 while the unit's last blocks are multiplied: run 62's profile found the
   // epilogues waiting on memory for them (16.8 % of the samples, long scoreboard). Not yet timed
-  // (README, "The acc prefetch"). N % 128 == 0 and n0 % 64 == 0, so each row's bytes are 16-byte aligned.
+  // (README, "The acc prefetch"). N % 128 == 0 and n0 % 64 == 0: each row's bytes 16-byte aligned.
   const auto prefetch_acc = [&](const WgmmaUnit& w) {
     const std::int64_t rows = std::min<std::int64_t>(kWgmmaCtaM, p.rows - w.m0);
     const float* at = b.acc + w.m0 * p.cols + w.n0;
