@@ -290,7 +290,7 @@ TEST(Fp8BlockscaleGpu, WideTileEqualsTheNarrowTileBitwiseOnCAndAcc) {
     return out;
   };
   for (const Shape sh : {Shape{1, 384, 768, 1}, Shape{17, 2304, 6144, 4}, Shape{100, 768, 1024, 2},
-                         Shape{129, 1152, 768, 1}, Shape{300, 6144, 384, 3}, Shape{4096, 2304, 2048, 1}}) {
+                         Shape{129, 1152, 768, 1}, Shape{300, 6144, 384, 3}, Shape{257, 2304, 2048, 1}}) {
     const Problem q(sh.m, sh.n, sh.k, sh.s, Distribution::normal, static_cast<std::uint64_t>(sh.m * 11 + sh.s));
     DeviceProblem d(q);
     const std::string what = "M=" + std::to_string(sh.m) + " N=" + std::to_string(sh.n) + " K=" + std::to_string(sh.k) +
