@@ -15,7 +15,6 @@
 // 16 w + l/4 + 8 ((j/2) % 2) and column 8 (j/4) + 2 (l%4) + j%2.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 
 #include "kernels/common/gpu_check.hpp"
@@ -201,11 +200,6 @@ __device__ inline void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n"
 __device__ inline void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
-// Asks L2 to fetch `bytes` (a multiple of 16, 16-byte aligned) at `p` from memory, without waiting
-// and without a register or a shared-memory destination (cp.async.bulk.prefetch).
-__device__ inline void l2_prefetch_bytes(const void* p, std::uint32_t bytes) {
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(p), "r"(bytes) : "memory");
-}
 #endif
 
 #if FB_WGMMA_AVAILABLE
@@ -279,15 +273,12 @@ struct WgmmaUnit {
 // `maps` is the launch's __grid_constant__ parameter (wgmma_operands). Shared memory:
 // wgmma_pipeline_bytes(kTileN) of `smem` (dynamic; the stages start at its first 1024-byte boundary, as the
 // 128-byte swizzle needs).
-// near_end(w), if given, runs on the producer thread as it loads one of unit w's last blocks
-// (kWgmmaStages before the end, or the first): some 2 x kWgmmaStages blocks before the unit's
-// epilogue, for work the epilogue will want done (the block-scale kernel's L2 prefetch of acc).
 // kTileN: the B tile's rows (the columns of C a unit covers), 128 or 192; with 192 the consumers'
 // two 96-register arrays need the producer warpgroup's registers (setmaxnreg), and the B map's box
 // must be 192 rows.
-template <int kTileN = kWgmmaTileN, class Unit, class Start, class Promote, class Finish, class NearEnd>
+template <int kTileN = kWgmmaTileN, class Unit, class Start, class Promote, class Finish>
 __device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& maps, std::int64_t rows, Unit&& unit,
-                                      Start&& start, Promote&& promote, Finish&& finish, NearEnd&& near_end) {
+                                      Start&& start, Promote&& promote, Finish&& finish) {
 #if FB_WGMMA_AVAILABLE
   constexpr int kStageBytes = wgmma_stage_bytes(kTileN), kAccRegs = wgmma_acc_regs(kTileN);
   constexpr bool kWide = kTileN > kWgmmaTileN;
@@ -317,7 +308,6 @@ __device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& m
         mbar_arrive_expect_bytes(&full[s], kStageBytes);
         tma_load_box(stage, &maps.a, kb * kWgmmaTileK, w.m0, &full[s]);
         tma_load_box(stage + kA, &maps.b, kb * kWgmmaTileK, w.n0, &full[s]);
-        if (kb == std::max<std::int64_t>(w.kb_begin, w.kb_end - kWgmmaStages)) near_end(w);
       }
     }
     return;
@@ -354,13 +344,8 @@ __device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& m
     finish(w);
   }
 #else
-  (void)smem, (void)maps, (void)rows, (void)unit, (void)start, (void)promote, (void)finish, (void)near_end;
+  (void)smem, (void)maps, (void)rows, (void)unit, (void)start, (void)promote, (void)finish;
 #endif
-}
-template <int kTileN = kWgmmaTileN, class Unit, class Start, class Promote, class Finish>
-__device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& maps, std::int64_t rows, Unit&& unit,
-                                      Start&& start, Promote&& promote, Finish&& finish) {
-  wgmma_pipeline<kTileN>(smem, maps, rows, unit, start, promote, finish, [](const WgmmaUnit&) {});
 }
 
 // Lets `kernel` use kBytes of dynamic shared memory (the pipeline's by default: more than the 48 KB

@@ -144,16 +144,7 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
     }
     u += static_cast<int>(gridDim.x);  // this CTA's next unit (BlockscaleSchedule::unit)
   };
-  // The tile's rows of acc, which its epilogue reads (after the turnstile with several slices),
-  // brought into L2 while the unit's last blocks are multiplied: run 62's profile found the
-  // epilogues waiting on memory for them (16.8 % of the samples, long scoreboard). Not yet timed
-  // (README, "The acc prefetch"). N % 128 == 0 and n0 % 64 == 0: each row's bytes 16-byte aligned.
-  const auto prefetch_acc = [&](const WgmmaUnit& w) {
-    const std::int64_t rows = std::min<std::int64_t>(kWgmmaCtaM, p.rows - w.m0);
-    const float* at = b.acc + w.m0 * p.cols + w.n0;
-    for (std::int64_t r = 0; r < rows; ++r) l2_prefetch_bytes(at + r * p.cols, static_cast<std::uint32_t>(kTileN * sizeof(float)));
-  };
-  wgmma_pipeline<kTileN>(smem, maps, p.rows, unit, start, promote, finish, prefetch_acc);
+  wgmma_pipeline<kTileN>(smem, maps, p.rows, unit, start, promote, finish);
 #else
   (void)p;
   (void)b;
