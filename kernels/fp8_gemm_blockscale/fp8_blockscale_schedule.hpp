@@ -50,13 +50,21 @@ FB_HD BlockscaleSchedule<std::int64_t> blockscale_schedule(const Fp8BlockscalePa
 }
 
 // The wgmma kernel's tile width: 192 columns (the wide tile: m64n192k32, 1.5x the matrix-unit work
-// per block for each wait and promotion) where asked for and N is a multiple of 384, so that each
-// tile's columns lie in two whole 128-column scale blocks (its first 128 - n0 % 128 columns in
-// block n0 / 128, the rest in the next; n0 % 128 is 0 or 64); 128 otherwise. Every m31 N (2304,
-// 6144) is a multiple of 384.
+// per block for each wait and promotion) or 128. The wide tile needs N a multiple of 384, so that
+// each tile's columns lie in two whole 128-column scale blocks (its first 128 - n0 % 128 columns in
+// block n0 / 128, the rest in the next; n0 % 128 is 0 or 64); every m31 N (2304, 6144) is one.
+// Chosen by default from M (run 68, H100, 192 against 128 in one call): from 4096 rows it was
+// 1.02-1.18x faster wherever K >= 2048 or S = 4 and level at K = 768, S = 1; at 192 rows and fewer,
+// with a third fewer units to spread over the SMs, 1.09-1.30x slower. Between 192 and 4096 rows
+// nothing was measured, so the 128-wide tile stays there.
 inline constexpr int kBlockscaleWideTileCols = 192;
-FB_HD int blockscale_tile_cols(const Fp8BlockscaleParams& p, bool wide_asked) {
-  return wide_asked && p.cols % (2 * kBlockscaleWideTileCols) == 0 ? kBlockscaleWideTileCols : 128;
+inline constexpr std::int64_t kBlockscaleWideMinRows = 4096;
+// What the caller asks for (the FUSEBENCH_BLOCKSCALE_TILE_N knob): the measured default, or one
+// width wherever N allows it.
+enum class BlockscaleTileAsk { by_rows, narrow, wide };
+FB_HD int blockscale_tile_cols(const Fp8BlockscaleParams& p, BlockscaleTileAsk ask = BlockscaleTileAsk::by_rows) {
+  if (p.cols % (2 * kBlockscaleWideTileCols) != 0 || ask == BlockscaleTileAsk::narrow) return 128;
+  return ask == BlockscaleTileAsk::wide || p.rows >= kBlockscaleWideMinRows ? kBlockscaleWideTileCols : 128;
 }
 
 }  // namespace fb

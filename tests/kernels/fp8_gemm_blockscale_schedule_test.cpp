@@ -71,7 +71,7 @@ std::vector<std::pair<Shape, std::int64_t>> shapes_and_widths() {
   std::vector<std::pair<Shape, std::int64_t>> out;
   for (const Shape& sh : shapes()) {
     out.emplace_back(sh, 128);
-    const int wide = blockscale_tile_cols({sh.m, sh.n, sh.k, sh.s}, true);
+    const int wide = blockscale_tile_cols({sh.m, sh.n, sh.k, sh.s}, BlockscaleTileAsk::wide);
     if (wide != 128) out.emplace_back(sh, wide);
   }
   return out;
@@ -82,12 +82,15 @@ std::string name(const Shape& sh, std::int64_t cols) {
          " S=" + std::to_string(sh.s) + " tile width " + std::to_string(cols);
 }
 
-TEST(Fp8BlockscaleSchedule, TheWideTileOnlyWhereAskedAndNIsAMultipleOf384) {
-  for (const std::int64_t n : {128, 256, 384, 768, 1152, 1536, 2048, 2304, 6144}) {
-    const Fp8BlockscaleParams p{64, n, 768, 1};
-    EXPECT_EQ(blockscale_tile_cols(p, false), 128) << n;
-    EXPECT_EQ(blockscale_tile_cols(p, true), n % 384 == 0 ? 192 : 128) << n;
-  }
+TEST(Fp8BlockscaleSchedule, TheWideTileOnlyWhereNIsAMultipleOf384AndAskedOrFrom4096Rows) {
+  for (const std::int64_t n : {128, 256, 384, 768, 1152, 1536, 2048, 2304, 6144})
+    for (const std::int64_t m : {1, 192, 4095, 4096, 32768}) {
+      const Fp8BlockscaleParams p{m, n, 768, 1};
+      const int wide_where_allowed = n % 384 == 0 ? 192 : 128;
+      EXPECT_EQ(blockscale_tile_cols(p, BlockscaleTileAsk::narrow), 128) << m << " x " << n;
+      EXPECT_EQ(blockscale_tile_cols(p, BlockscaleTileAsk::wide), wide_where_allowed) << m << " x " << n;
+      EXPECT_EQ(blockscale_tile_cols(p), m >= 4096 ? wide_where_allowed : 128) << m << " x " << n;
+    }
 }
 
 TEST(Fp8BlockscaleSchedule, EveryTileSliceIsOneUnitAndTheIndicesAgree) {
