@@ -18,49 +18,59 @@
 #include "kernels/common/multiprocessors.hpp"
 #include "kernels/fp8_gemm/fp8_gemm.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_math.hpp"
+#include "kernels/fp8_gemm/fp8_gemm_tile_width.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_device.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_probe.hpp"
 
 namespace fb {
 namespace {
 
-// The scales of one consumer warpgroup's unit in shared memory: 64 row scales, then 128 column scales.
-constexpr int kWgmmaScaleFloats = kWgmmaTileM + kWgmmaTileN;
+// The scales of one consumer warpgroup's unit in shared memory: 64 row scales, then kTileN column
+// scales.
+constexpr int gemm_scale_floats(int tile_n) { return kWgmmaTileM + tile_n; }
 // The pipeline's bytes, then two buffers (by unit parity) of each consumer warpgroup's scales.
-constexpr int kGemmSmemBytes = kWgmmaPipelineBytes + 2 * kWgmmaConsumerGroups * kWgmmaScaleFloats * 4;
+constexpr int gemm_smem_bytes(int tile_n) {
+  return wgmma_pipeline_bytes(tile_n) + 2 * kWgmmaConsumerGroups * gemm_scale_floats(tile_n) * 4;
+}
 
 // Persistent: CTA c takes tiles c, c + G, ... (G = gridDim.x, at most one CTA per SM), N fastest, so
 // the CTAs in flight at any time share each A tile through L2 as a one-tile-per-CTA grid would.
+// kTileN: 128, or the wide tile's 192 (fp8_gemm_wgmma_tile_cols, fp8_gemm_tile_width.hpp).
+template <int kTileN>
 __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_gemm_wgmma_kernel(Fp8GemmParams p, Fp8GemmBuffers b,
                                                                        const FB_GRID_CONSTANT WgmmaOperands maps) {
 #if FB_WGMMA_AVAILABLE
   extern __shared__ __align__(128) std::uint8_t smem[];
-  const std::int64_t n_tiles = (p.cols + kWgmmaTileN - 1) / kWgmmaTileN;
+  constexpr int kAccRegs = wgmma_acc_regs(kTileN), kScaleFloats = gemm_scale_floats(kTileN);
+  const std::int64_t n_tiles = (p.cols + kTileN - 1) / kTileN;
   const std::int64_t tiles = n_tiles * ((p.rows + kWgmmaCtaM - 1) / kWgmmaCtaM);
   const auto unit = [&](int i, WgmmaUnit& w) {
     const std::int64_t t = blockIdx.x + static_cast<std::int64_t>(i) * gridDim.x;
-    w = WgmmaUnit{(t / n_tiles) * kWgmmaCtaM, (t % n_tiles) * kWgmmaTileN, 0, p.depth / kWgmmaTileK};
+    w = WgmmaUnit{(t / n_tiles) * kWgmmaCtaM, (t % n_tiles) * kTileN, 0, p.depth / kWgmmaTileK};
     return t < tiles;
   };
-  float acc[kWgmmaAccRegs];
-  // Each consumer warpgroup copies its unit's 64 row scales and 128 column scales into shared
+  float acc[kAccRegs];
+  // Each consumer warpgroup copies its unit's 64 row scales and kTileN column scales into shared
   // memory (cp.async) when the unit starts, so they have arrived by its epilogue. Two buffers by
   // unit parity: a thread's next unit writes the other one, and it can only come back to this one
   // after the barrier of the next epilogue, which every reader of this one passes first.
   const int g = wgmma_consumer_group(), t = static_cast<int>(threadIdx.x % kWgmmaThreads);
-  auto* scales = reinterpret_cast<float*>(smem + kWgmmaPipelineBytes);
+  auto* scales = reinterpret_cast<float*>(smem + wgmma_pipeline_bytes(kTileN));
   int units_done = 0;
-  const auto unit_scales = [&] { return scales + ((units_done % 2) * kWgmmaConsumerGroups + g) * kWgmmaScaleFloats; };
+  const auto unit_scales = [&] { return scales + ((units_done % 2) * kWgmmaConsumerGroups + g) * kScaleFloats; };
   const auto start = [&](const WgmmaUnit& w) {
 #pragma unroll
-    for (int j = 0; j < kWgmmaAccRegs; ++j) acc[j] = 0.0f;
+    for (int j = 0; j < kAccRegs; ++j) acc[j] = 0.0f;
     float* s = unit_scales();
-    const std::int64_t n = w.n0 + t, m = w.m0 + static_cast<std::int64_t>(g) * kWgmmaTileM + t;
+    const std::int64_t m = w.m0 + static_cast<std::int64_t>(g) * kWgmmaTileM + t;
     // Columns and rows past C read scale 0 (their outputs are never written).
-    if (n < p.cols)
-      cp_async_4(s + kWgmmaTileM + t, b.b_scale + n);
-    else
-      s[kWgmmaTileM + t] = 0.0f;
+#pragma unroll
+    for (int c = t; c < kTileN; c += kWgmmaThreads) {
+      if (w.n0 + c < p.cols)
+        cp_async_4(s + kWgmmaTileM + c, b.b_scale + w.n0 + c);
+      else
+        s[kWgmmaTileM + c] = 0.0f;
+    }
     if (t < kWgmmaTileM && m < p.rows)
       cp_async_4(s + t, b.a_scale + m);
     else if (t < kWgmmaTileM)
@@ -68,7 +78,7 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_gemm_wgmma_kernel(Fp8
   };
   const auto promote = [&](std::int64_t, const float* partial) {
 #pragma unroll
-    for (int j = 0; j < kWgmmaAccRegs; ++j) acc[j] = acc[j] + partial[j];
+    for (int j = 0; j < kAccRegs; ++j) acc[j] = acc[j] + partial[j];
   };
   const auto finish = [&](const WgmmaUnit& w) {
     cp_async_wait_all();
@@ -80,8 +90,8 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_gemm_wgmma_kernel(Fp8
     const std::int64_t m_hi = m_lo + 8;  // registers j with (j / 2) % 2 == 1
     const float as_lo = s[wgmma_acc_row(0)], as_hi = s[wgmma_acc_row(0) + 8];
     const float* col_scales = s + kWgmmaTileM;
-    if (m0 + kWgmmaTileM <= p.rows && w.n0 + kWgmmaTileN <= p.cols && p.cols % 2 == 0) {
-      // This warpgroup's 64 x 128 inside C (at the m31 shapes, every warpgroup with rows in C from
+    if (m0 + kWgmmaTileM <= p.rows && w.n0 + kTileN <= p.cols && p.cols % 2 == 0) {
+      // This warpgroup's 64 x kTileN inside C (at the m31 shapes, every warpgroup with rows in C from
       // M = 64 on): no bounds, a pair of columns per
       // conversion (cvt.rn.bf16x2.f32, the same bits as fp8_gemm_epilogue's rounding) and per
       // 4-byte store, the column offsets constants. Run 61's profile put this thread's epilogue
@@ -89,7 +99,7 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_gemm_wgmma_kernel(Fp8
       auto* out_lo = reinterpret_cast<std::uint32_t*>(b.c + m_lo * p.cols + w.n0) + wgmma_acc_col(0) / 2;
       auto* out_hi = out_lo + 4 * p.cols;  // 8 rows down, in 4-byte pairs
 #pragma unroll
-      for (int q = 0; q < kWgmmaAccRegs / 4; ++q) {  // registers 4q .. 4q + 3: columns wgmma_acc_col(4q) + {0, 1}, rows lo and hi
+      for (int q = 0; q < kAccRegs / 4; ++q) {  // registers 4q .. 4q + 3: columns wgmma_acc_col(4q) + {0, 1}, rows lo and hi
         const float2 bs = *reinterpret_cast<const float2*>(col_scales + wgmma_acc_col(4 * q));
         const float lo0 = (acc[4 * q] * bs.x) * as_lo, lo1 = (acc[4 * q + 1] * bs.y) * as_lo;
         const float hi0 = (acc[4 * q + 2] * bs.x) * as_hi, hi1 = (acc[4 * q + 3] * bs.y) * as_hi;
@@ -101,7 +111,7 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_gemm_wgmma_kernel(Fp8
     // Edge tiles: registers j and j + 1 are adjacent columns of one row: one 4-byte store where
     // the row's elements are 4-byte aligned (N even), else two 2-byte ones.
 #pragma unroll
-    for (int j = 0; j < kWgmmaAccRegs; j += 2) {
+    for (int j = 0; j < kAccRegs; j += 2) {
       const bool hi_row = (j / 2) % 2 != 0;
       const std::int64_t m = hi_row ? m_hi : m_lo, n = w.n0 + wgmma_acc_col(j);
       if (m >= p.rows || n >= p.cols) continue;
@@ -118,7 +128,7 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_gemm_wgmma_kernel(Fp8
       }
     }
   };
-  wgmma_pipeline(smem, maps, p.rows, unit, start, promote, finish);
+  wgmma_pipeline<kTileN>(smem, maps, p.rows, unit, start, promote, finish);
 #else
   (void)p;
   (void)b;
@@ -134,16 +144,31 @@ std::string fp8_gemm_wgmma_unavailable(const Fp8GemmParams& p) {
   return wgmma_device_unavailable();
 }
 
+namespace {
+
+template <int kTileN>
+void launch_tiles(const Fp8GemmParams& p, const Fp8GemmBuffers& b, hipStream_t stream) {
+  constexpr int kBytes = gemm_smem_bytes(kTileN);
+  wgmma_pipeline_allow_smem<fp8_gemm_wgmma_kernel<kTileN>, kBytes>();
+  const std::int64_t tiles = ((p.cols + kTileN - 1) / kTileN) * ((p.rows + kWgmmaCtaM - 1) / kWgmmaCtaM);
+  // Persistent: at most one CTA per SM (run 53b: 1.08-1.18x over one CTA per tile at 32768 rows).
+  const auto grid = static_cast<unsigned>(std::min<std::int64_t>(tiles, device_multiprocessors()));
+  const WgmmaOperands maps{wgmma_rows_map("A", b.a, p.rows, kWgmmaCtaM, p.depth),
+                           wgmma_rows_map("B", b.b, p.cols, kTileN, p.depth)};
+  fp8_gemm_wgmma_kernel<kTileN><<<grid, kWgmmaCtaThreads, kBytes, stream>>>(p, b, maps);
+  gpu_check_launch("fp8_gemm_wgmma_kernel");
+}
+
+}  // namespace
+
 void fp8_gemm_wgmma_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void* stream) {
   if (const std::string why = fp8_gemm_wgmma_unavailable(p); !why.empty()) throw DeviceError("fp8_gemm_wgmma: " + why);
   if (p.rows == 0 || p.cols == 0) return;
-  wgmma_pipeline_allow_smem<fp8_gemm_wgmma_kernel, kGemmSmemBytes>();
-  const std::int64_t tiles = ((p.cols + kWgmmaTileN - 1) / kWgmmaTileN) * ((p.rows + kWgmmaCtaM - 1) / kWgmmaCtaM);
-  // Persistent: at most one CTA per SM (run 53b: 1.08-1.18x over one CTA per tile at 32768 rows).
-  const auto grid = static_cast<unsigned>(std::min<std::int64_t>(tiles, device_multiprocessors()));
-  const WgmmaOperands maps = wgmma_operands(b.a, p.rows, b.b, p.cols, p.depth);
-  fp8_gemm_wgmma_kernel<<<grid, kWgmmaCtaThreads, kGemmSmemBytes, static_cast<hipStream_t>(stream)>>>(p, b, maps);
-  gpu_check_launch("fp8_gemm_wgmma_kernel");
+  const auto s = static_cast<hipStream_t>(stream);
+  if (fp8_gemm_wgmma_tile_cols(p.cols, tile_width_asked(kGemmTileWidthVariable)) == kWgmmaWideTileN)
+    launch_tiles<kWgmmaWideTileN>(p, b, s);
+  else
+    launch_tiles<kWgmmaTileN>(p, b, s);
 }
 
 void fp8_gemm_general_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void* stream) {

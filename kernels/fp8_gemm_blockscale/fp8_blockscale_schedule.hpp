@@ -16,6 +16,7 @@
 
 #include <cstdint>
 
+#include "kernels/fp8_gemm/fp8_gemm_tile_width.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale.hpp"
 #include "reference/codecs/host_device.hpp"
 
@@ -57,14 +58,14 @@ FB_HD BlockscaleSchedule<std::int64_t> blockscale_schedule(const Fp8BlockscalePa
 // 1.02-1.18x faster wherever K >= 2048 or S = 4 and level at K = 768, S = 1; at 192 rows and fewer,
 // with a third fewer units to spread over the SMs, 1.09-1.30x slower. Between 192 and 4096 rows
 // nothing was measured, so the 128-wide tile stays there.
-inline constexpr int kBlockscaleWideTileCols = 192;
+// `ask` comes from the FUSEBENCH_BLOCKSCALE_TILE_N knob (fp8_gemm_tile_width.hpp): by default the
+// measured rule, else one width wherever N allows it.
+inline constexpr int kBlockscaleWideTileCols = kWgmmaWideTileN;
 inline constexpr std::int64_t kBlockscaleWideMinRows = 4096;
-// What the caller asks for (the FUSEBENCH_BLOCKSCALE_TILE_N knob): the measured default, or one
-// width wherever N allows it.
-enum class BlockscaleTileAsk { by_rows, narrow, wide };
-FB_HD int blockscale_tile_cols(const Fp8BlockscaleParams& p, BlockscaleTileAsk ask = BlockscaleTileAsk::by_rows) {
-  if (p.cols % (2 * kBlockscaleWideTileCols) != 0 || ask == BlockscaleTileAsk::narrow) return 128;
-  return ask == BlockscaleTileAsk::wide || p.rows >= kBlockscaleWideMinRows ? kBlockscaleWideTileCols : 128;
+inline constexpr const char* kBlockscaleTileWidthVariable = "FUSEBENCH_BLOCKSCALE_TILE_N";
+FB_HD int blockscale_tile_cols(const Fp8BlockscaleParams& p, TileWidthAsk ask = TileWidthAsk::by_default) {
+  if (p.cols % (2 * kBlockscaleWideTileCols) != 0 || ask == TileWidthAsk::narrow) return 128;
+  return ask == TileWidthAsk::wide || p.rows >= kBlockscaleWideMinRows ? kBlockscaleWideTileCols : 128;
 }
 
 }  // namespace fb

@@ -11,7 +11,6 @@
 // Until run 62 a CTA was one unit (grid N/128 x M/128 x S, the turnstile over all 384 threads).
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 
 #include "core/errors.hpp"
@@ -162,16 +161,6 @@ std::string fp8_blockscale_wgmma_unavailable(const Fp8BlockscaleParams& p) {
 
 namespace {
 
-// FUSEBENCH_BLOCKSCALE_TILE_N (an experiment knob, read per launch): 192 asks for the wide tile
-// wherever N allows it, 128 never; unset, the measured default by M (blockscale_tile_cols).
-BlockscaleTileAsk tile_asked() {
-  const char* env = std::getenv("FUSEBENCH_BLOCKSCALE_TILE_N");
-  if (!env || !*env) return BlockscaleTileAsk::by_rows;
-  const std::string v = env;
-  if (v != "128" && v != "192") throw InputError("FUSEBENCH_BLOCKSCALE_TILE_N must be 128 or 192, not '" + v + "'");
-  return v == "192" ? BlockscaleTileAsk::wide : BlockscaleTileAsk::narrow;
-}
-
 template <int kTileN>
 void launch_tiles(const Fp8BlockscaleParams& p, const Fp8BlockscaleBuffers& b, std::int64_t units, hipStream_t stream) {
   constexpr int kBytes = wgmma_pipeline_bytes(kTileN);
@@ -197,7 +186,7 @@ void fp8_blockscale_wgmma_launch(const Fp8BlockscaleParams& p, const Fp8Blocksca
   if (const std::string why = fp8_blockscale_wgmma_unavailable(p); !why.empty())
     throw DeviceError("fp8_blockscale_wgmma: " + why);
   if (p.rows == 0) return;
-  const int tile_cols = blockscale_tile_cols(p, tile_asked());
+  const int tile_cols = blockscale_tile_cols(p, tile_width_asked(kBlockscaleTileWidthVariable));
   const std::int64_t units = blockscale_schedule(p, kWgmmaCtaM, tile_cols).units();
   if (p.rows * p.k_blocks() > INT32_MAX || units > INT32_MAX)
     throw InputError("fp8_blockscale_wgmma: more than 2^31 row scales or units (" + std::to_string(p.rows) +

@@ -71,7 +71,7 @@ std::vector<std::pair<Shape, std::int64_t>> shapes_and_widths() {
   std::vector<std::pair<Shape, std::int64_t>> out;
   for (const Shape& sh : shapes()) {
     out.emplace_back(sh, 128);
-    const int wide = blockscale_tile_cols({sh.m, sh.n, sh.k, sh.s}, BlockscaleTileAsk::wide);
+    const int wide = blockscale_tile_cols({sh.m, sh.n, sh.k, sh.s}, TileWidthAsk::wide);
     if (wide != 128) out.emplace_back(sh, wide);
   }
   return out;
@@ -87,8 +87,8 @@ TEST(Fp8BlockscaleSchedule, TheWideTileOnlyWhereNIsAMultipleOf384AndAskedOrFrom4
     for (const std::int64_t m : {1, 192, 4095, 4096, 32768}) {
       const Fp8BlockscaleParams p{m, n, 768, 1};
       const int wide_where_allowed = n % 384 == 0 ? 192 : 128;
-      EXPECT_EQ(blockscale_tile_cols(p, BlockscaleTileAsk::narrow), 128) << m << " x " << n;
-      EXPECT_EQ(blockscale_tile_cols(p, BlockscaleTileAsk::wide), wide_where_allowed) << m << " x " << n;
+      EXPECT_EQ(blockscale_tile_cols(p, TileWidthAsk::narrow), 128) << m << " x " << n;
+      EXPECT_EQ(blockscale_tile_cols(p, TileWidthAsk::wide), wide_where_allowed) << m << " x " << n;
       EXPECT_EQ(blockscale_tile_cols(p), m >= 4096 ? wide_where_allowed : 128) << m << " x " << n;
     }
 }

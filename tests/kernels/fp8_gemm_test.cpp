@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "kernels/fp8_gemm/fp8_gemm_bounds.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_inputs.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_math.hpp"
+#include "kernels/fp8_gemm/fp8_gemm_tile_width.hpp"
 #include "reference/codecs/bf16.hpp"
 #include "reference/fp8_gemm_ref.hpp"
 #include "reference/metrics/error_stats.hpp"
@@ -141,6 +143,38 @@ TEST(Fp8Gemm, SubsetEmulationWritesOnlyItsRowsAndMatchesTheFullRun) {
   expect_within(q.fp64(part, canonical_beta(256), rows), "subset");
 }
 
+// The tile-width knob (fp8_gemm_tile_width.hpp), shared by the general and block-scale GEMMs, and
+// the general GEMM's choice: 192 only where asked and N % 192 == 0.
+TEST(Fp8GemmTileWidth, TheKnobParsesItsTwoWidthsAndRejectsTheRest) {
+  const char* var = "FUSEBENCH_TILE_WIDTH_TEST";
+  unsetenv(var);
+  EXPECT_EQ(tile_width_asked(var), TileWidthAsk::by_default);
+  setenv(var, "", 1);
+  EXPECT_EQ(tile_width_asked(var), TileWidthAsk::by_default);
+  setenv(var, "128", 1);
+  EXPECT_EQ(tile_width_asked(var), TileWidthAsk::narrow);
+  setenv(var, "192", 1);
+  EXPECT_EQ(tile_width_asked(var), TileWidthAsk::wide);
+  for (const char* bad : {"256", "64", "192 ", "wide"}) {
+    setenv(var, bad, 1);
+    try {
+      tile_width_asked(var);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(var), std::string::npos) << e.what();
+    }
+  }
+  unsetenv(var);
+}
+
+TEST(Fp8GemmTileWidth, TheGeneralGemmTakesTheWideTileOnlyWhereAskedAndNIsAMultipleOf192) {
+  for (const std::int64_t n : {1, 128, 136, 192, 384, 576, 1536, 2201, 6144}) {
+    EXPECT_EQ(fp8_gemm_wgmma_tile_cols(n, TileWidthAsk::by_default), 128) << n;
+    EXPECT_EQ(fp8_gemm_wgmma_tile_cols(n, TileWidthAsk::narrow), 128) << n;
+    EXPECT_EQ(fp8_gemm_wgmma_tile_cols(n, TileWidthAsk::wide), n % 192 == 0 ? 192 : 128) << n;
+  }
+}
+
 // ---- GPU: the launchers against the emulations (only a GPU build has the launchers).
 #if FUSEBENCH_HAS_GPU
 
@@ -255,6 +289,37 @@ TEST(Fp8GemmGpu, WgmmaWithinItsBoundsOfTheBlockedEmulationAtOddShapesAndRepeatsB
       DeviceProblem d(q);
       expect_matrix_unit_claims(q, d, fp8_gemm_wgmma_launch, "wgmma");
     }
+  }
+}
+
+// The wide tile (192 columns, FUSEBENCH_GEMM_TILE_N=192) forms every element from the same 128-K
+// block partials, added in the same order, with the same epilogue as the 128-wide tile, so C must be
+// the same bits. Shapes: N a multiple of 192 (where it applies), partial row tiles, K of one block,
+// and 144 tiles on at most 132 SMs (a CTA's second tile reads the other scale buffer).
+TEST(Fp8GemmGpu, WgmmaWideTileEqualsTheNarrowTileBitwise) {
+  FB_SKIP_WITHOUT_GPU();
+  if (const std::string why = fp8_gemm_wgmma_unavailable({64, 192, 128, Fp8Flavour::e4m3fn}); !why.empty())
+    GTEST_SKIP() << why;
+  struct Shape {
+    std::int64_t m, n, k;
+  };
+  const auto with_tile = [](const char* cols, DeviceProblem& d, const Problem& q, std::uint8_t poison) {
+    setenv(kGemmTileWidthVariable, cols, 1);
+    std::vector<std::uint16_t> c = d.run(q, fp8_gemm_wgmma_launch, poison);
+    unsetenv(kGemmTileWidthVariable);
+    return c;
+  };
+  for (const Shape s : {Shape{1, 192, 128}, Shape{129, 384, 1024}, Shape{200, 1536, 6144}, Shape{257, 576, 768},
+                        Shape{1100, 3072, 128}}) {
+    const Problem q(s.m, s.n, s.k, Fp8Flavour::e4m3fn, Distribution::normal, static_cast<std::uint64_t>(s.m * 5 + s.k));
+    DeviceProblem d(q);
+    const std::string what = "M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) + " K=" + std::to_string(s.k);
+    const std::vector<std::uint16_t> narrow = with_tile("128", d, q, 0xFF);
+    const std::vector<std::uint16_t> wide = with_tile("192", d, q, 0x5A);
+    ASSERT_EQ(wide.size(), narrow.size()) << what;
+    EXPECT_EQ(std::memcmp(wide.data(), narrow.data(), narrow.size() * 2), 0) << what;
+    expect_within(q.fp64(wide, blocked_beta(s.k)), what + " wide vs fp64");
+    EXPECT_EQ(with_tile("192", d, q, 0xFF), wide) << "repeat " << what;
   }
 }
 

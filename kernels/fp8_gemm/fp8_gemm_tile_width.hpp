@@ -1,0 +1,39 @@
+// The tile width of the wgmma GEMMs (the general GEMM's and the block-scale GEMM's CTA covers 128
+// or 192 columns of C, wgmma_pipeline<kTileN>): what a caller may ask for, and the knob that asks.
+// Each kernel decides where its wide tile applies and what it runs by default
+// (fp8_gemm_wgmma_tile_cols below; blockscale_tile_cols in fp8_blockscale_schedule.hpp).
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "core/errors.hpp"
+
+namespace fb {
+
+inline constexpr int kWgmmaWideTileN = 192;
+
+enum class TileWidthAsk { by_default, narrow, wide };
+
+// Reads a tile-width knob (an environment variable, read per launch, for experiments and A/B runs):
+// unset or empty asks for the kernel's default, "128" for the 128-wide tile, "192" for the wide
+// one wherever the kernel allows it; any other value is an InputError naming the variable.
+inline TileWidthAsk tile_width_asked(const char* variable) {
+  const char* env = std::getenv(variable);
+  if (!env || !*env) return TileWidthAsk::by_default;
+  const std::string v = env;
+  if (v != "128" && v != "192") throw InputError(std::string(variable) + " must be 128 or 192, not '" + v + "'");
+  return v == "192" ? TileWidthAsk::wide : TileWidthAsk::narrow;
+}
+
+// The general (per-token x per-channel) GEMM's knob and width: 192 only where asked
+// (FUSEBENCH_GEMM_TILE_N=192) and N is a multiple of 192 (every m31 N: 1536, 6144), so no tile is
+// partial along N; 128 otherwise. Not the default until a GPU run has timed it
+// (kernels/fp8_gemm/README.md, "The wide tile").
+inline constexpr const char* kGemmTileWidthVariable = "FUSEBENCH_GEMM_TILE_N";
+inline int fp8_gemm_wgmma_tile_cols(std::int64_t cols, TileWidthAsk ask) {
+  return ask == TileWidthAsk::wide && cols % kWgmmaWideTileN == 0 ? kWgmmaWideTileN : 128;
+}
+
+}  // namespace fb
