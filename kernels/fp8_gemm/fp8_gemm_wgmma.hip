@@ -153,8 +153,7 @@ void launch_tiles(const Fp8GemmParams& p, const Fp8GemmBuffers& b, hipStream_t s
   const std::int64_t tiles = ((p.cols + kTileN - 1) / kTileN) * ((p.rows + kWgmmaCtaM - 1) / kWgmmaCtaM);
   // Persistent: at most one CTA per SM (run 53b: 1.08-1.18x over one CTA per tile at 32768 rows).
   const auto grid = static_cast<unsigned>(std::min<std::int64_t>(tiles, device_multiprocessors()));
-  const WgmmaOperands maps{wgmma_rows_map("A", b.a, p.rows, kWgmmaCtaM, p.depth),
-                           wgmma_rows_map("B", b.b, p.cols, kTileN, p.depth)};
+  const WgmmaOperands maps = wgmma_operands(b.a, p.rows, b.b, p.cols, p.depth, kTileN);
   fp8_gemm_wgmma_kernel<kTileN><<<grid, kWgmmaCtaThreads, kBytes, stream>>>(p, b, maps);
   gpu_check_launch("fp8_gemm_wgmma_kernel");
 }

@@ -16,7 +16,7 @@
 namespace fb {
 
 #if defined(__HIPCC__)
-WgmmaOperands wgmma_operands(const std::uint8_t*, std::int64_t, const std::uint8_t*, std::int64_t, std::int64_t) {
+WgmmaOperands wgmma_operands(const std::uint8_t*, std::int64_t, const std::uint8_t*, std::int64_t, std::int64_t, int) {
   throw DeviceError("wgmma_operands: no TMA on AMD");
 }
 WgmmaTensorMap wgmma_rows_map(const char* what, const std::uint8_t*, std::int64_t, int, std::int64_t) {
@@ -63,8 +63,8 @@ WgmmaTensorMap encode(const char* what, const std::uint8_t* base, std::int64_t r
 }  // namespace
 
 WgmmaOperands wgmma_operands(const std::uint8_t* a, std::int64_t rows, const std::uint8_t* b, std::int64_t cols,
-                             std::int64_t depth) {
-  return WgmmaOperands{encode("A", a, rows, kWgmmaCtaM, depth), encode("B", b, cols, kWgmmaTileN, depth)};
+                             std::int64_t depth, int b_box_rows) {
+  return WgmmaOperands{encode("A", a, rows, kWgmmaCtaM, depth), encode("B", b, cols, b_box_rows, depth)};
 }
 
 WgmmaTensorMap wgmma_rows_map(const char* what, const std::uint8_t* base, std::int64_t rows, int box_rows,

@@ -174,8 +174,7 @@ void launch_tiles(const Fp8BlockscaleParams& p, const Fp8BlockscaleBuffers& b, s
 #else
   const auto grid = static_cast<unsigned>(std::min<std::int64_t>(units, device_multiprocessors()));
 #endif
-  const WgmmaOperands maps{wgmma_rows_map("A", b.a, p.rows, kWgmmaCtaM, p.depth),
-                           wgmma_rows_map("B", b.b, p.cols, kTileN, p.depth)};
+  const WgmmaOperands maps = wgmma_operands(b.a, p.rows, b.b, p.cols, p.depth, kTileN);
   fp8_blockscale_wgmma_kernel<kTileN><<<grid, kWgmmaCtaThreads, kBytes, stream>>>(p, b, next_blockscale_epoch(), maps);
   gpu_check_launch("fp8_blockscale_wgmma_kernel");
 }
