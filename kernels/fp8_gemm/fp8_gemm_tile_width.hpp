@@ -27,13 +27,18 @@ inline TileWidthAsk tile_width_asked(const char* variable) {
   return v == "192" ? TileWidthAsk::wide : TileWidthAsk::narrow;
 }
 
-// The general (per-token x per-channel) GEMM's knob and width: 192 only where asked
-// (FUSEBENCH_GEMM_TILE_N=192) and N is a multiple of 192 (every m31 N: 1536, 6144), so no tile is
-// partial along N; 128 otherwise. Not the default until a GPU run has timed it
-// (kernels/fp8_gemm/README.md, "The wide tile").
+// The general (per-token x per-channel) GEMM's knob (FUSEBENCH_GEMM_TILE_N) and width: 192 where
+// N is a multiple of 192 (every m31 N: 1536, 6144; no tile is partial along N) and either asked for
+// or, by default, M >= 4096; 128 otherwise. Run 69 (H100, both widths in one call): at 32768 rows
+// 1.13x faster at 1536 x 6144 (1100 TFLOP/s) and 1.04x at 6144 x 768; at 1024 rows 1.21x slower at
+// 1536 x 6144 (64 units instead of 96 for 132 SMs), level at 6144 x 768. Between 1024 and 32768
+// rows this kernel was not measured; 4096 is where the block-scale GEMM's wide tile, on the same
+// pipeline, was measured to win (fp8_blockscale_schedule.hpp).
 inline constexpr const char* kGemmTileWidthVariable = "FUSEBENCH_GEMM_TILE_N";
-inline int fp8_gemm_wgmma_tile_cols(std::int64_t cols, TileWidthAsk ask) {
-  return ask == TileWidthAsk::wide && cols % kWgmmaWideTileN == 0 ? kWgmmaWideTileN : 128;
+inline constexpr std::int64_t kGemmWideMinRows = 4096;
+inline int fp8_gemm_wgmma_tile_cols(std::int64_t rows, std::int64_t cols, TileWidthAsk ask) {
+  if (cols % kWgmmaWideTileN != 0 || ask == TileWidthAsk::narrow) return 128;
+  return ask == TileWidthAsk::wide || rows >= kGemmWideMinRows ? kWgmmaWideTileN : 128;
 }
 
 }  // namespace fb

@@ -144,7 +144,7 @@ TEST(Fp8Gemm, SubsetEmulationWritesOnlyItsRowsAndMatchesTheFullRun) {
 }
 
 // The tile-width knob (fp8_gemm_tile_width.hpp), shared by the general and block-scale GEMMs, and
-// the general GEMM's choice: 192 only where asked and N % 192 == 0.
+// the general GEMM's choice: 192 where N % 192 == 0 and asked for, or by default from 4096 rows.
 TEST(Fp8GemmTileWidth, TheKnobParsesItsTwoWidthsAndRejectsTheRest) {
   const char* var = "FUSEBENCH_TILE_WIDTH_TEST";
   unsetenv(var);
@@ -167,12 +167,15 @@ TEST(Fp8GemmTileWidth, TheKnobParsesItsTwoWidthsAndRejectsTheRest) {
   unsetenv(var);
 }
 
-TEST(Fp8GemmTileWidth, TheGeneralGemmTakesTheWideTileOnlyWhereAskedAndNIsAMultipleOf192) {
-  for (const std::int64_t n : {1, 128, 136, 192, 384, 576, 1536, 2201, 6144}) {
-    EXPECT_EQ(fp8_gemm_wgmma_tile_cols(n, TileWidthAsk::by_default), 128) << n;
-    EXPECT_EQ(fp8_gemm_wgmma_tile_cols(n, TileWidthAsk::narrow), 128) << n;
-    EXPECT_EQ(fp8_gemm_wgmma_tile_cols(n, TileWidthAsk::wide), n % 192 == 0 ? 192 : 128) << n;
-  }
+TEST(Fp8GemmTileWidth, TheGeneralGemmTakesTheWideTileWhereNIsAMultipleOf192AndAskedOrFrom4096Rows) {
+  for (const std::int64_t n : {1, 128, 136, 192, 384, 576, 1536, 2201, 6144})
+    for (const std::int64_t m : {1, 1024, 4095, 4096, 32768}) {
+      const int wide_where_allowed = n % 192 == 0 ? 192 : 128;
+      EXPECT_EQ(fp8_gemm_wgmma_tile_cols(m, n, TileWidthAsk::by_default), m >= 4096 ? wide_where_allowed : 128)
+          << m << " x " << n;
+      EXPECT_EQ(fp8_gemm_wgmma_tile_cols(m, n, TileWidthAsk::narrow), 128) << m << " x " << n;
+      EXPECT_EQ(fp8_gemm_wgmma_tile_cols(m, n, TileWidthAsk::wide), wide_where_allowed) << m << " x " << n;
+    }
 }
 
 // ---- GPU: the launchers against the emulations (only a GPU build has the launchers).
