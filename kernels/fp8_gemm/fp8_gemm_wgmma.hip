@@ -1,5 +1,6 @@
 // The general per-token x per-channel fp8 GEMM on the matrix units (wgmma, sm_90a): a persistent CTA
-// (one per SM) computes 128 x 128 tiles of C in turn, two consumer warpgroups of 64 rows each fed by
+// (one per SM) computes 128 x 128 tiles of C in turn (128 x 192 from 4096 rows where N % 192 == 0:
+// fp8_gemm_tile_width.hpp), two consumer warpgroups of 64 rows each fed by
 // a TMA producer (wgmma_pipeline, 4 stages) that runs on into the next tile during a tile's
 // epilogue. For each 128-K block in order the matrix unit forms a warpgroup's partial (4 k32 steps
 // from zero), promoted into fp32 registers on the CUDA cores:

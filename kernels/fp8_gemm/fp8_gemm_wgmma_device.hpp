@@ -56,7 +56,7 @@ inline constexpr int kWgmmaCtaThreads = (kWgmmaConsumerGroups + 1) * kWgmmaThrea
 #define FB_WGMMA_STAGES 4
 #endif
 inline constexpr int kWgmmaStages = FB_WGMMA_STAGES;
-// A stage whose B tile has tile_n rows (kWgmmaTileN, or the block-scale GEMM's wide tile's 192).
+// A stage whose B tile has tile_n rows (kWgmmaTileN, or the wide tile's 192: fp8_gemm_tile_width.hpp).
 constexpr int wgmma_stage_bytes(int tile_n) { return (kWgmmaCtaM + tile_n) * kWgmmaTileK; }
 // Plus 1024 bytes of slack: the kernel aligns its stages to 1024 bytes (the swizzle's period).
 constexpr int wgmma_pipeline_bytes(int tile_n) {
@@ -94,7 +94,7 @@ __device__ inline void wgmma_m64n128k32_e4m3(float* d, std::uint64_t desc_a, std
         "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
       : "l"(desc_a), "l"(desc_b), "r"(accumulate));
 }
-// The same for a 64 x 192 tile (96 registers): the block-scale GEMM's wide tile.
+// The same for a 64 x 192 tile (96 registers): the wide tile of both wgmma GEMMs.
 __device__ inline void wgmma_m64n192k32_e4m3(float* d, std::uint64_t desc_a, std::uint64_t desc_b, int accumulate) {
   asm volatile(
       "{\n"
