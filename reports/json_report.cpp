@@ -138,6 +138,7 @@ Json report_json(const RunMetadata& meta, const std::vector<CaseResult>& results
                   {"finished_at", meta.finished_at},
                   {"wall_s", meta.wall_s},
                   {"host", Json{{"hostname", host_name()}, {"cpu_threads", std::thread::hardware_concurrency()}}},
+                  {"knobs", fusebench_knobs()},
                   {"build", Json{{"git_sha", b.git_sha},
                                  {"git_dirty", b.git_dirty},
                                  {"build_type", b.build_type},

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -303,6 +304,31 @@ class Comparer {
                        r["run"]["build"]["git_sha"].get<std::string>().substr(0, 12));
   }
 
+  // The knobs (run.knobs, schema 2.0.1) that differ between the runs, "NAME base -> head" with
+  // "(unset)" for an absent one; empty when they agree or a report does not record them.
+  std::string knob_changes() const {
+    const auto knobs = [](const Json& r) -> std::optional<std::map<std::string, std::string>> {
+      if (!r["run"].contains("knobs") || !r["run"]["knobs"].is_object()) return std::nullopt;
+      std::map<std::string, std::string> m;
+      for (const auto& [name, value] : r["run"]["knobs"].items())
+        m[name] = value.is_string() ? value.get<std::string>() : value.dump();
+      return m;
+    };
+    const auto b = knobs(base_), h = knobs(head_);
+    if (!b || !h) return "";
+    std::map<std::string, std::pair<std::string, std::string>> both;
+    for (const auto& [name, value] : *b) both[name].first = value;
+    for (const auto& [name, value] : *h) both[name].second = value;
+    std::string out;
+    for (const auto& [name, values] : both) {
+      const bool in_b = b->contains(name), in_h = h->contains(name);
+      if (in_b && in_h && values.first == values.second) continue;
+      out += fmt::format("{}{} {} -> {}", out.empty() ? "" : ", ", name, in_b ? values.first : "(unset)",
+                         in_h ? values.second : "(unset)");
+    }
+    return out;
+  }
+
   Comparison finish() {
     Comparison out;
     out.regression = regressions_ > 0;
@@ -329,7 +355,10 @@ class Comparer {
     std::vector<std::vector<std::string>> rows;
     for (const Finding* f : ordered) rows.push_back({f->subject, f->item, f->result, f->detail});
 
-    out.text = run_line("base", base_) + "\n" + run_line("head", head_) + "\n\n";
+    const std::string knobs = knob_changes();
+    out.text = run_line("base", base_) + "\n" + run_line("head", head_) + "\n";
+    if (!knobs.empty()) out.text += "knobs differ: " + knobs + "\n";
+    out.text += "\n";
     out.text += render_table({"case / point", "what", "result", "detail"}, rows, {false, false, false, false});
     out.text += "\n" + counts + "\n" + verdict_line + "\n";
     if (gone_ || new_not_passing_)
@@ -349,7 +378,9 @@ class Comparer {
       findings.push_back(std::move(j));
     }
     auto side = [](const Json& r) {
-      return Json{{"device", device_text(r)}, {"started_at", r["run"]["started_at"]}, {"git_sha", r["run"]["build"]["git_sha"]}};
+      Json j{{"device", device_text(r)}, {"started_at", r["run"]["started_at"]}, {"git_sha", r["run"]["build"]["git_sha"]}};
+      if (r["run"].contains("knobs")) j["knobs"] = r["run"]["knobs"];
+      return j;
     };
     out.json = Json{{"schema_version", kComparisonSchemaVersion},
                     {"report_kind", "comparison"},
@@ -398,7 +429,9 @@ class Comparer {
     for (const Finding* f : ordered) (f->regression ? bad : f->improvement ? good : rest).push_back(f);
     std::string md = fmt::format("**fusebench compare: {}** ({} regressions, {} improvements, {} ambiguous) on scenario `{}`\n\n",
                                  result, bad.size(), good.size(), ambiguous_, head_["scenario"]["name"].get<std::string>());
-    md += fmt::format("{}  \n{}  \n{}  \n{}\n\n", run_line("base", base_), run_line("head", head_), counts, verdict_line);
+    const std::string knobs = knob_changes();
+    md += fmt::format("{}  \n{}  \n{}{}  \n{}\n\n", run_line("base", base_), run_line("head", head_),
+                      knobs.empty() ? "" : "knobs differ: " + cell(knobs) + "  \n", counts, verdict_line);
     md += "### Regressions\n\n" + (bad.empty() ? std::string("none\n") : table(bad)) + "\n";
     md += "### Improvements\n\n" + (good.empty() ? std::string("none\n") : table(good)) + "\n";
     md += fmt::format("<details><summary>Everything else ({})</summary>\n\n{}\n</details>\n", rest.size(),

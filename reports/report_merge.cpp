@@ -151,6 +151,8 @@ Json merge_shard_reports(const std::vector<NamedReport>& reports) {
     require_same(first, r, first.json["run"].value("command", Json()), r.json["run"].value("command", Json()), "$.run.command",
                  "one command");
     require_same(first, r, first.json["run"]["build"], r.json["run"]["build"], "$.run.build", "one build");
+    require_same(first, r, first.json["run"].value("knobs", Json()), r.json["run"].value("knobs", Json()), "$.run.knobs",
+                 "one set of FUSEBENCH_* knobs");
     const Json fd = first.json["device"], rd = r.json["device"];
     if (fd.is_null() != rd.is_null())
       throw InputError(fmt::format("{}: $.device: {} where {} has {}: shards of one run share a backend", r.path,

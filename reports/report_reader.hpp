@@ -18,7 +18,8 @@ nlohmann::ordered_json load_report(const std::string& path);
 std::string report_kind(const nlohmann::ordered_json& report);
 bool is_ablation(const nlohmann::ordered_json& report);
 
-// "2.0.0" -> "2.0": reports of one major.minor are comparable (a patch adds nothing compare reads).
+// "2.0.1" -> "2.0": reports of one major.minor are comparable (a patch adds only optional fields
+// that compare merely shows, such as 2.0.1's run.knobs).
 std::string schema_major_minor(const std::string& version);
 
 struct NamedReport {

@@ -1,7 +1,10 @@
 #include "reports/run_metadata.hpp"
 
 #include <chrono>
+#include <cstring>
 #include <ctime>
+
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -14,6 +17,17 @@ std::string utc_now_iso8601() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+std::map<std::string, std::string> fusebench_knobs() {
+  constexpr const char* kPrefix = "FUSEBENCH_";
+  std::map<std::string, std::string> knobs;
+  for (char** e = environ; e && *e; ++e) {
+    const char* eq = std::strchr(*e, '=');
+    if (!eq || std::strncmp(*e, kPrefix, std::strlen(kPrefix)) != 0) continue;
+    knobs.emplace(std::string(*e, static_cast<std::size_t>(eq - *e)), std::string(eq + 1));
+  }
+  return knobs;
 }
 
 OutcomeCounts count_outcomes(const std::vector<CaseResult>& results) {

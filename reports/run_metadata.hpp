@@ -2,6 +2,7 @@
 // methodology knob (defaults included), the scenario, and what bench measured once per run.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,7 +16,8 @@
 
 namespace fb {
 
-inline constexpr const char* kReportSchemaVersion = "2.0.0";
+// 2.0.1 adds run.knobs (optional and informational: compare shows it, reads nothing else from it).
+inline constexpr const char* kReportSchemaVersion = "2.0.1";
 
 struct RunMetadata {
   std::string command;                  // "verify" | "bench"
@@ -35,6 +37,11 @@ struct RunMetadata {
 };
 
 std::string utc_now_iso8601();
+
+// The process's FUSEBENCH_* environment variables, by name: the run-time knobs that choose kernels
+// (FUSEBENCH_GEMM_TILE_N, FUSEBENCH_MOE_TOKEN_STAGE, ...), recorded so that two reports that differ
+// only in a knob say so.
+std::map<std::string, std::string> fusebench_knobs();
 
 struct OutcomeCounts {
   int pass = 0, fail = 0, error = 0, skipped = 0, mistrusted = 0;

@@ -201,6 +201,23 @@ TEST(ReportCompare, AblationAllOffCheckPointErrorsAndFusionsThatDoNotApply) {
   EXPECT_EQ(compare_reports(base, head, {}).json["verification_changes"], 1);
 }
 
+// Two runs that differ in a knob (run.knobs, schema 2.0.1) say so above the table and in the JSON;
+// a report without knobs (schema 2.0.0) compares as before, with no knob line.
+TEST(ReportCompare, KnobsThatDifferAreNamed) {
+  const auto bench = load_report(kGolden + "bench_base.json");
+  auto base = bench, head = bench;
+  base["run"]["knobs"] = {{"FUSEBENCH_GEMM_TILE_N", "128"}, {"FUSEBENCH_SAME", "1"}};
+  head["run"]["knobs"] = {{"FUSEBENCH_GEMM_TILE_N", "192"}, {"FUSEBENCH_SAME", "1"}, {"FUSEBENCH_NEW", "0"}};
+  const Comparison c = compare_reports(base, head, {});
+  EXPECT_NE(c.text.find("knobs differ: FUSEBENCH_GEMM_TILE_N 128 -> 192, FUSEBENCH_NEW (unset) -> 0\n"), std::string::npos)
+      << c.text;
+  EXPECT_EQ(c.text.find("FUSEBENCH_SAME"), std::string::npos) << c.text;
+  EXPECT_NE(c.markdown.find("knobs differ: FUSEBENCH_GEMM_TILE_N 128 -> 192"), std::string::npos) << c.markdown;
+  EXPECT_EQ(c.json["head"]["knobs"]["FUSEBENCH_GEMM_TILE_N"], "192");
+  EXPECT_EQ(compare_reports(base, base, {}).text.find("knobs differ"), std::string::npos);
+  EXPECT_EQ(compare_reports(bench, head, {}).text.find("knobs differ"), std::string::npos);  // base records none
+}
+
 TEST(ReportCompare, IncomparableReportsAreBadInput) {
   const auto bench = load_report(kGolden + "bench_base.json");
   const auto ablation = load_report(kGolden + "ablation_base.json");

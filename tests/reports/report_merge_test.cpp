@@ -78,6 +78,10 @@ TEST(ReportMerge, NotOneCompleteRunIsRefusedByName) {
   Json other_build = s2;
   other_build["run"]["build"]["git_sha"] = "0123";
   EXPECT_NE(message_of({{"a", s0}, {"b", s1}, {"c", other_build}}).find("c: $.run.build.git_sha: "), std::string::npos);
+  Json other_knob = s1;
+  other_knob["run"]["knobs"] = {{"FUSEBENCH_GEMM_TILE_N", "192"}};
+  EXPECT_NE(message_of({{"a", s0}, {"b", other_knob}, {"c", s2}}).find("b: $.run.knobs"), std::string::npos)
+      << message_of({{"a", s0}, {"b", other_knob}, {"c", s2}});
   Json short_shard = s1;
   short_shard["points"] = Json::array();
   short_shard["methodology"]["points_total"] = 3;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -53,6 +54,21 @@ std::string read(const std::string& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// The run's FUSEBENCH_* variables (the run-time knobs that choose kernels) are recorded by name,
+// and nothing else from the environment.
+TEST(JsonReport, RecordsTheFusebenchKnobsOfTheRun) {
+  setenv("FUSEBENCH_TEST_KNOB", "192", 1);
+  setenv("NOT_A_FUSEBENCH_TEST_KNOB", "1", 1);
+  const auto j = report_json(sample_meta(), sample_results());
+  unsetenv("FUSEBENCH_TEST_KNOB");
+  unsetenv("NOT_A_FUSEBENCH_TEST_KNOB");
+  ASSERT_TRUE(j["run"]["knobs"].is_object()) << j["run"].dump();
+  EXPECT_EQ(j["run"]["knobs"]["FUSEBENCH_TEST_KNOB"], "192");
+  EXPECT_FALSE(j["run"]["knobs"].contains("NOT_A_FUSEBENCH_TEST_KNOB"));
+  for (const auto& [name, value] : j["run"]["knobs"].items()) EXPECT_EQ(name.rfind("FUSEBENCH_", 0), 0u) << name;
+  EXPECT_FALSE(report_json(sample_meta(), sample_results())["run"]["knobs"].contains("FUSEBENCH_TEST_KNOB"));
 }
 
 TEST(JsonReport, CarriesSchemaProvenanceAndEveryCheck) {
