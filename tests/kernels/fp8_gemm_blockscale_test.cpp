@@ -19,6 +19,7 @@
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale_cases.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale_math.hpp"
+#include "kernels/fp8_gemm_blockscale/fp8_blockscale_schedule.hpp"
 #include "reference/codecs/bf16.hpp"
 #include "reference/fp8_gemm_ref.hpp"
 #include "support/skip_without_gpu.hpp"
@@ -282,9 +283,9 @@ TEST(Fp8BlockscaleGpu, WideTileEqualsTheNarrowTileBitwiseOnCAndAcc) {
     std::int64_t m, n, k, s;
   };
   const auto with_tile = [](const char* cols, DeviceProblem& d, const Problem& q, std::uint8_t poison) {
-    setenv("FUSEBENCH_BLOCKSCALE_TILE_N", cols, 1);
+    setenv(kBlockscaleTileWidthVariable, cols, 1);
     std::pair<std::vector<std::uint16_t>, std::vector<float>> out{d.run(q, fp8_blockscale_wgmma_launch, poison), {}};
-    unsetenv("FUSEBENCH_BLOCKSCALE_TILE_N");
+    unsetenv(kBlockscaleTileWidthVariable);
     out.second.resize(q.p.rows * q.p.cols);
     gpu::copy_to_host(out.second.data(), d.b.acc, out.second.size() * 4);
     return out;
