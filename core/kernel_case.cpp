@@ -24,6 +24,10 @@ const AxisSpec* KernelCase::axis(const std::string& name) const {
   return nullptr;
 }
 
+bool VariantSpec::writes_output(const std::string& output) const {
+  return writes.empty() || std::find(writes.begin(), writes.end(), output) != writes.end();
+}
+
 VariantId KernelCase::variant_id(const std::string& variant) const {
   for (VariantId v = 0; v < variants.size(); ++v)
     if (variants[v].name == variant) return v;

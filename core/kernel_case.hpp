@@ -76,6 +76,12 @@ struct VariantSpec {
   Claim emulation;
   std::string emulation_note;
   bool has_emulation = true;
+  // The outputs this variant writes; empty: every output. One that writes fewer (a vendor library
+  // or the block-scale GEMM's `direct` kernel writing C without the split-K buffer) is checked on
+  // those alone: emulation, repeat, unwritten and fingerprints skip the rest, and its pairs may
+  // name only outputs both sides write (the registry test holds every case to that).
+  std::vector<std::string> writes = {};
+  bool writes_output(const std::string& output) const;
 };
 
 // A claim between two variants, checked on every verified point: `variant` against `reference`,

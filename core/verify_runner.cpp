@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <set>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -155,6 +156,9 @@ CaseResult verify_case(const KernelCase& kc, const Point& point, const VerifyOpt
                                        p.claim.kind == Claim::Kind::bitwise ? "bitwise" : "bound");
     for (std::size_t i = 0; i < out_specs.size(); ++i) {
       if (!pair_covers(p, out_specs[i].name)) continue;
+      if (!kc.variants[a].writes_output(out_specs[i].name) || !kc.variants[b].writes_output(out_specs[i].name))
+        throw std::logic_error(fmt::format("{}: pair {}~{} names {}, which one side does not write", kc.name,
+                                           p.variant, p.reference, out_specs[i].name));
       r.checks.push_back(p.claim.kind == Claim::Kind::bitwise
                              ? bitwise_check(id, out_specs[i], (*first[a])[i], (*first[b])[i], regions[i],
                                              p.variant.c_str(), p.reference.c_str())
@@ -194,6 +198,7 @@ CaseResult verify_case(const KernelCase& kc, const Point& point, const VerifyOpt
       }
       const std::string id = "check/emu/" + spec.name;
       for (std::size_t i = 0; i < out_specs.size(); ++i) {
+        if (!spec.writes_output(out_specs[i].name)) continue;
         r.checks.push_back(spec.emulation.kind == Claim::Kind::bitwise
                                ? bitwise_check(id, out_specs[i], (*first[v])[i], cpu[i], checked_regions[i], "gpu", "cpu")
                                : value_bound_check(id, out_specs[i], (*first[v])[i], cpu[i], checked_regions[i],
@@ -211,21 +216,25 @@ CaseResult verify_case(const KernelCase& kc, const Point& point, const VerifyOpt
   for (VariantId v = 0; v < nv; ++v) {
     if (!rerun[v]) continue;
     for (std::size_t i = 0; i < out_specs.size(); ++i) {
+      if (!kc.variants[v].writes_output(out_specs[i].name)) continue;  // its poison stays, by design
       if (kc.variants[v].deterministic)
         r.checks.push_back(bitwise_check("check/repeat/" + kc.variants[v].name, out_specs[i], (*rerun[v])[i],
                                          (*first[v])[i], regions[i], "rerun", "first"));
       r.checks.push_back(unwritten_check(out_specs[i], (*first[v])[i], (*rerun[v])[i], regions[i]));
     }
     if (every_input_varies(inputs)) {
-      for (std::size_t i = 0; i < out_specs.size(); ++i)
+      for (std::size_t i = 0; i < out_specs.size(); ++i) {
+        if (!kc.variants[v].writes_output(out_specs[i].name)) continue;
         if (auto c = uniform_check(out_specs[i], (*first[v])[i], regions[i])) r.checks.push_back(std::move(*c));
+      }
     }
   }
 
   for (VariantId v = 0; v < nv; ++v) {
     if (!first[v]) continue;
     for (std::size_t i = 0; i < out_specs.size(); ++i)
-      r.fingerprints.emplace_back(kc.variants[v].name + "/" + out_specs[i].name, fingerprint_text((*first[v])[i].bytes));
+      if (kc.variants[v].writes_output(out_specs[i].name))
+        r.fingerprints.emplace_back(kc.variants[v].name + "/" + out_specs[i].name, fingerprint_text((*first[v])[i].bytes));
   }
   settle_outcome(r);
   if (!fault_site.empty() && r.outcome == Outcome::pass) {

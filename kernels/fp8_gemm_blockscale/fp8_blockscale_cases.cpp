@@ -4,12 +4,16 @@
 //                                                                     CUDA-core kernel), wgmma (memset,
 //                                                                     then the sm_90a kernel), vendor
 //                                                                     (cuBLASLt VEC128 x BLK128x128,
-//                                                                     C only; S = 1 points)
+//                                                                     C only; S = 1 points), direct
+//                                                                     (S = 1: the sm_90a kernel
+//                                                                     writing C from its registers,
+//                                                                     no acc, no memset)
 //   fp8_gemm_blockscale/f7    RMSNorm -> fp8 1x128 -> the GEMM        variants memset (norm, memset,
 //                                                                     GEMM), prezeroed (the norm zeroes
 //                                                                     acc as a side job, then GEMM)
 // Claims: plain = its emulation bitwise; wgmma vs plain and vs the blocked emulation within the
-// derived relative-L2 bound; wgmma vs vendor within the same bound (on C); prezeroed =
+// derived relative-L2 bound; wgmma vs vendor within the same bound (on C); direct = wgmma bitwise
+// (on C) and vs vendor within the bound; prezeroed =
 // memset bitwise (every output); every C within the fp64 budget of reference/fp8_gemm_ref.hpp.
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale_cases.hpp"
 
@@ -108,7 +112,7 @@ Work gemm_work(const Fp8BlockscaleParams& p, std::int64_t extra_read, std::int64
 
 // ---------------------------------------------------------------- fp8_gemm_blockscale/gemm
 
-enum GemmVariant : VariantId { kPlain = 0, kWgmma = 1, kVendor = 2 };
+enum GemmVariant : VariantId { kPlain = 0, kWgmma = 1, kVendor = 2, kDirect = 3 };
 
 class BlockscaleGemmInstance final : public CaseInstance {
  public:
@@ -133,6 +137,7 @@ class BlockscaleGemmInstance final : public CaseInstance {
   }
   std::vector<TensorSpec> workspace(VariantId v) const override {
     if (v == kVendor) return {{"a_scale_k_major", DType::f32, {{"KB", p_.k_blocks()}, {"M", p_.rows}}}};
+    if (v == kDirect) return {};
     return {{"tickets", DType::i32, {{"T", p_.tickets()}}}};
   }
   void generate(std::uint64_t seed, HostTensors& in) const override {
@@ -163,10 +168,12 @@ class BlockscaleGemmInstance final : public CaseInstance {
     }
     const Fp8BlockscaleBuffers b{in.get<const std::uint8_t>(0), in.get<const float>(1), in.get<const std::uint8_t>(2),
                                  in.get<const float>(3), out.get<float>(1), out.get<std::uint16_t>(0),
-                                 ws.get<std::uint32_t>(0)};
+                                 v == kDirect ? nullptr : ws.get<std::uint32_t>(0)};
     run_variant<Fp8BlockscaleParams, Fp8BlockscaleBuffers>(
-        v, ctx, p_, b,
-        {{&plain_emu, FB_GPU_LAUNCHER(plain_gpu)}, {&blocked_emu, FB_GPU_LAUNCHER(wgmma_gpu)}});
+        v == kDirect ? VariantId{2} : v, ctx, p_, b,
+        {{&plain_emu, FB_GPU_LAUNCHER(plain_gpu)},
+         {&blocked_emu, FB_GPU_LAUNCHER(wgmma_gpu)},
+         {&direct_emu, FB_GPU_LAUNCHER(fp8_blockscale_wgmma_direct_launch)}});
   }
 
   std::vector<Fp64Check> check_fp64(const HostTensors& in, const HostTensors& out, const CheckSubset& subset) const override {
@@ -178,13 +185,14 @@ class BlockscaleGemmInstance final : public CaseInstance {
 
   Work work(VariantId v) const override {
     Work w = gemm_work(p_, 0, 0);
-    if (v == kVendor) w.write_bytes -= 4 * p_.rows * p_.cols;  // it writes C only, no fp32 acc
+    if (v == kVendor || v == kDirect) w.write_bytes -= 4 * p_.rows * p_.cols;  // C only, no fp32 acc
     return w;
   }
 
   std::string variant_skip_reason(VariantId v, Backend backend) const override {
     if (v == kVendor) return vendor_skip_reason(backend);
-    if (v != kWgmma) return {};
+    if (v == kDirect && p_.slices != 1) return "direct writes C from the registers: S=1 points only (split-K needs acc)";
+    if (v != kWgmma && v != kDirect) return {};
     if (p_.flavour != Fp8Flavour::e4m3fn) return "wgmma takes OCP e4m3 only (fp8=e4m3fnuz)";
     if (p_.depth > kBoundDepth) return fmt::format("the wgmma claims are derived for K <= {} (K={})", kBoundDepth, p_.depth);
 #if FUSEBENCH_HAS_GPU
@@ -208,7 +216,7 @@ class BlockscaleGemmInstance final : public CaseInstance {
     const Fp8BlockscaleBuffers b{in[0].data<std::uint8_t>(), in[1].data<float>(), in[2].data<std::uint8_t>(),
                                  in[3].data<float>(), out[1].data<float>(), out[0].data<std::uint16_t>(), nullptr};
     const std::vector<std::int64_t> rows = subset.full ? std::vector<std::int64_t>{} : subset.units;
-    zero_rows(b.acc, rows, p_.rows, p_.cols);  // the memset both variants start with
+    zero_rows(b.acc, rows, p_.rows, p_.cols);  // the memset the acc variants start with (direct: a scratch start)
     (v == kPlain ? fp8_blockscale_canonical_emu : fp8_blockscale_blocked_emu)(p_, b, rows);
   }
   std::vector<ElementRange> subset_region(std::size_t, const CheckSubset& subset) const override {
@@ -224,6 +232,9 @@ class BlockscaleGemmInstance final : public CaseInstance {
     zero_rows(b.acc, {}, p.rows, p.cols);
     fp8_blockscale_blocked_emu(p, b);
   }
+  // The direct form's C is the blocked order's from a zeroed acc; acc is not its output (the
+  // emulation still uses the buffer as its scratch).
+  static void direct_emu(const Fp8BlockscaleParams& p, const Fp8BlockscaleBuffers& b) { blocked_emu(p, b); }
 #if FUSEBENCH_HAS_GPU
   static void plain_gpu(const Fp8BlockscaleParams& p, const Fp8BlockscaleBuffers& b, void* s) {
     fp8_blockscale_zero_acc_launch(p, b, s);
@@ -286,12 +297,24 @@ KernelCase make_gemm_case() {
   // A reference of the pairs only (it writes no acc, so it is not rerun): repeatability is not claimed.
   vendor.deterministic = false;
   vendor.emulation_note = "a vendor library: checked against fp64 (matrix-unit budget) and against our variants only";
-  c.variants = {plain, wgmma, vendor};
+  VariantSpec direct;
+  direct.name = "direct";
+  direct.summary = "S = 1: the matrix-unit kernel writing C from its registers (no acc, no memset; sm_90a)";
+  direct.emulation = matrix_unit_claim();
+  direct.emulation_note = wgmma.emulation_note;
+  direct.writes = {"c"};
+  vendor.writes = {"c"};
+  c.variants = {plain, wgmma, vendor, direct};
   // The vendor writes C only; it is the reference of its pair, so the checks that cover every
   // output of a pair's subject (repeat, unwritten) never look at the acc it does not write. Its
   // pair is with wgmma (the speed peer: bench reports vendor time / wgmma time); plain stays a
   // reference only, so the CPU backend reruns nothing more than before.
-  c.pairs = {{"wgmma", "plain", matrix_unit_claim(), {"c"}}, {"wgmma", "vendor", matrix_unit_claim(), {"c"}}};
+  // direct is wgmma without acc: the same bits of C; bench reports wgmma time / direct time (what
+  // the acc contract costs) and vendor time / direct time.
+  c.pairs = {{"wgmma", "plain", matrix_unit_claim(), {"c"}},
+             {"wgmma", "vendor", matrix_unit_claim(), {"c"}},
+             {"direct", "wgmma", Claim::bitwise(), {"c"}},
+             {"direct", "vendor", matrix_unit_claim(), {"c"}}};
   c.axes = gemm_axes(true, 2304, 1);
   c.make = [](const Point& pt) -> std::unique_ptr<CaseInstance> {
     return std::make_unique<BlockscaleGemmInstance>(read_params(pt, true), distribution_of(pt));

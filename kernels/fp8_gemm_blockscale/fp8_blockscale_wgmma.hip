@@ -8,6 +8,9 @@
 // two for the wide tile). Then the tile's turnstile adds the slice into acc in slice order.
 // Deterministic (fixed instruction sequence, ordered slices); against the blocked emulation within
 // the bound of kernels/fp8_gemm/fp8_gemm_bounds.hpp.
+// The direct form (kDirect, S = 1 only) writes C = bf16(+0 + part) from the registers and never
+// touches acc: the acc form's C bit for bit, without the memset and acc's fp32 round trip (at
+// 32768 x 2304 the two forms move 0.75 GB and 1.66 GB).
 // Until run 62 a CTA was one unit (grid N/128 x M/128 x S, the turnstile over all 384 threads).
 #include <algorithm>
 #include <cstdint>
@@ -43,7 +46,7 @@ __device__ inline void blockscale_promote_block(float* part, const float* partia
 
 // The schedule (units, their order, what each waits on, why it always progresses):
 // fp8_blockscale_schedule.hpp. kTileN: 128, or the wide tile's 192 (blockscale_tile_cols).
-template <int kTileN>
+template <int kTileN, bool kDirect>
 __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kernel(Fp8BlockscaleParams p,
                                                                              Fp8BlockscaleBuffers b,
                                                                              std::uint32_t epoch,
@@ -104,6 +107,21 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
   // each adds its registers into acc; a barrier collects their stores and thread 0 hands the turn
   // on. With one slice nobody waits, so neither barrier is needed.
   const auto finish = [&](const WgmmaUnit&) {
+    if constexpr (kDirect) {
+      // One slice (the launcher's check): C from the registers, one 4-byte store per pair.
+      const std::int64_t n0 = static_cast<std::int64_t>(schedule32.n_block(u)) * kTileN;
+      const std::int64_t row_lo =
+          static_cast<std::int64_t>(schedule32.m_tile(u)) * kWgmmaCtaM + g_row + wgmma_acc_row(0);
+#pragma unroll
+      for (int j = 0; j < kAccRegs; j += 2) {
+        const std::int64_t m = row_lo + 8 * ((j / 2) % 2), n = n0 + wgmma_acc_col(j);
+        if (m < p.rows)
+          *reinterpret_cast<std::uint32_t*>(b.c + m * p.cols + n) =
+              blockscale_direct_c(part[j]) | (static_cast<std::uint32_t>(blockscale_direct_c(part[j + 1])) << 16);
+      }
+      u += static_cast<int>(gridDim.x);
+      return;
+    }
     const int slice = schedule32.slice(u);
     std::uint32_t* ticket = b.tickets + schedule32.tile(u);
     const std::int64_t n0 = static_cast<std::int64_t>(schedule32.n_block(u)) * kTileN;
@@ -161,10 +179,10 @@ std::string fp8_blockscale_wgmma_unavailable(const Fp8BlockscaleParams& p) {
 
 namespace {
 
-template <int kTileN>
+template <int kTileN, bool kDirect>
 void launch_tiles(const Fp8BlockscaleParams& p, const Fp8BlockscaleBuffers& b, std::int64_t units, hipStream_t stream) {
   constexpr int kBytes = wgmma_pipeline_bytes(kTileN);
-  wgmma_pipeline_allow_smem<fp8_blockscale_wgmma_kernel<kTileN>, kBytes>();
+  wgmma_pipeline_allow_smem<fp8_blockscale_wgmma_kernel<kTileN, kDirect>, kBytes>();
   // Persistent, at most one CTA per SM: the turnstile's progress needs each to find an SM
   // (fp8_blockscale_schedule.hpp).
   // FB_BLOCKSCALE_CTA_PER_UNIT (experiment knob, build time) launches a CTA per unit instead, as
@@ -175,26 +193,37 @@ void launch_tiles(const Fp8BlockscaleParams& p, const Fp8BlockscaleBuffers& b, s
   const auto grid = static_cast<unsigned>(std::min<std::int64_t>(units, device_multiprocessors()));
 #endif
   const WgmmaOperands maps = wgmma_operands(b.a, p.rows, b.b, p.cols, p.depth, kTileN);
-  fp8_blockscale_wgmma_kernel<kTileN><<<grid, kWgmmaCtaThreads, kBytes, stream>>>(p, b, next_blockscale_epoch(), maps);
+  fp8_blockscale_wgmma_kernel<kTileN, kDirect><<<grid, kWgmmaCtaThreads, kBytes, stream>>>(p, b, next_blockscale_epoch(), maps);
   gpu_check_launch("fp8_blockscale_wgmma_kernel");
+}
+
+template <bool kDirect>
+void launch(const Fp8BlockscaleParams& p, const Fp8BlockscaleBuffers& b, void* stream, const char* name) {
+  if (const std::string why = fp8_blockscale_wgmma_unavailable(p); !why.empty())
+    throw DeviceError(std::string(name) + ": " + why);
+  if (kDirect && p.slices != 1)
+    throw InputError(std::string(name) + ": the direct form takes S=1 only (S=" + std::to_string(p.slices) +
+                     "; split-K adds its slices in acc)");
+  if (p.rows == 0) return;
+  const int tile_cols = blockscale_tile_cols(p, tile_width_asked(kBlockscaleTileWidthVariable));
+  const std::int64_t units = blockscale_schedule(p, kWgmmaCtaM, tile_cols).units();
+  if (p.rows * p.k_blocks() > INT32_MAX || units > INT32_MAX)
+    throw InputError(std::string(name) + ": more than 2^31 row scales or units (" + std::to_string(p.rows) + " rows)");
+  const auto s = static_cast<hipStream_t>(stream);
+  if (tile_cols == kBlockscaleWideTileCols)
+    launch_tiles<kBlockscaleWideTileCols, kDirect>(p, b, units, s);
+  else
+    launch_tiles<128, kDirect>(p, b, units, s);
 }
 
 }  // namespace
 
 void fp8_blockscale_wgmma_launch(const Fp8BlockscaleParams& p, const Fp8BlockscaleBuffers& b, void* stream) {
-  if (const std::string why = fp8_blockscale_wgmma_unavailable(p); !why.empty())
-    throw DeviceError("fp8_blockscale_wgmma: " + why);
-  if (p.rows == 0) return;
-  const int tile_cols = blockscale_tile_cols(p, tile_width_asked(kBlockscaleTileWidthVariable));
-  const std::int64_t units = blockscale_schedule(p, kWgmmaCtaM, tile_cols).units();
-  if (p.rows * p.k_blocks() > INT32_MAX || units > INT32_MAX)
-    throw InputError("fp8_blockscale_wgmma: more than 2^31 row scales or units (" + std::to_string(p.rows) +
-                     " rows)");
-  const auto s = static_cast<hipStream_t>(stream);
-  if (tile_cols == kBlockscaleWideTileCols)
-    launch_tiles<kBlockscaleWideTileCols>(p, b, units, s);
-  else
-    launch_tiles<128>(p, b, units, s);
+  launch<false>(p, b, stream, "fp8_blockscale_wgmma");
+}
+
+void fp8_blockscale_wgmma_direct_launch(const Fp8BlockscaleParams& p, const Fp8BlockscaleBuffers& b, void* stream) {
+  launch<true>(p, b, stream, "fp8_blockscale_wgmma_direct");
 }
 
 }  // namespace fb

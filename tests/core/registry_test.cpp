@@ -55,7 +55,18 @@ TEST(Registry, EveryRegisteredCaseIsComplete) {
       EXPECT_NO_THROW(c.variant_id(p.variant)) << c.name;
       EXPECT_NO_THROW(c.variant_id(p.reference)) << c.name;
       EXPECT_NE(p.variant, p.reference) << c.name;
-      if (p.claim.kind == Claim::Kind::bound) EXPECT_FALSE(p.claim.bound.reason.empty()) << c.name;
+      if (p.claim.kind == Claim::Kind::bound) {
+        EXPECT_FALSE(p.claim.bound.reason.empty()) << c.name;
+      }
+      // A pair compares only outputs both of its variants write (VariantSpec::writes).
+      for (const std::string& side : {p.variant, p.reference}) {
+        const VariantSpec& v = c.variants[c.variant_id(side)];
+        if (v.writes.empty()) continue;
+        EXPECT_FALSE(p.outputs.empty()) << c.name << ": " << side << " writes some outputs; its pair must name them";
+        for (const std::string& o : p.outputs) {
+          EXPECT_TRUE(v.writes_output(o)) << c.name << ": pair names " << o << ", which " << side << " does not write";
+        }
+      }
     }
   }
 }

@@ -136,6 +136,31 @@ TEST(VerifyRunner, EveryDeclaredPairIsCheckedAndNamed) {
   EXPECT_NE(find(bad, "check/pair/fused~chain/bitwise", true), nullptr);  // the other pair still holds
 }
 
+// A variant that writes some of the outputs (VariantSpec::writes) is checked on those alone; the
+// poison it leaves in the others would otherwise be mistrusted, which is what an undeclared one gets.
+TEST(VerifyRunner, VariantThatWritesFewerOutputsIsCheckedOnThoseItDeclares) {
+  testing::TestCaseOptions o;
+  o.third_variant = true;
+  o.second_output = true;
+  Point p;
+  p.set("N", std::int64_t{64});
+  Session cpu("cpu");
+  const CaseResult good = verify_case(testing::doubling_case(Fault::none, o), p, VerifyOptions{}, cpu);
+  EXPECT_EQ(good.outcome, Outcome::pass) << good.reason;
+  EXPECT_NE(find(good, "check/pair/twin~fused/bitwise", true), nullptr);
+  std::size_t twin_repeats = 0, twin_prints = 0;
+  for (const CheckResult& c : good.checks) twin_repeats += c.id == "check/repeat/twin" ? 1 : 0;
+  for (const auto& [name, print] : good.fingerprints) twin_prints += name.starts_with("twin/") ? 1 : 0;
+  EXPECT_EQ(twin_repeats, 1u);  // y only
+  EXPECT_EQ(twin_prints, 1u);
+  EXPECT_EQ(good.fingerprints.size(), 5u);  // fused y, z; chain y, z; twin y
+
+  o.twin_declares_writes = false;
+  const CaseResult undeclared = verify_case(testing::doubling_case(Fault::none, o), p, VerifyOptions{}, cpu);
+  EXPECT_NE(undeclared.outcome, Outcome::pass);
+  EXPECT_NE(find(undeclared, "check/trust/unwritten", false), nullptr);
+}
+
 TEST(VerifyRunner, CheckBudgetTakesASeededSubsetButPairsStillCoverWholeOutputs) {
   testing::TestCaseOptions o;
   o.check_cost_per_element = 1000.0;  // 1024 elements: 1.0e6 operations per variant

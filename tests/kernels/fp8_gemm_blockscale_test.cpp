@@ -6,12 +6,14 @@
 // bitwise, its wide tile equals its 128-wide tile bitwise, and F7's variants agree bitwise.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
 #include "core/device.hpp"
+#include "core/errors.hpp"
 #include "core/inputs.hpp"
 #include "core/kernel_case.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_bounds.hpp"
@@ -306,6 +308,53 @@ TEST(Fp8BlockscaleGpu, WideTileEqualsTheNarrowTileBitwiseOnCAndAcc) {
     EXPECT_EQ(with_tile("192", d, q, 0xFF).first, wide.first) << "repeat " << what;
   }
 }
+// The direct form (S = 1) writes C from the registers: the acc form's C bit for bit, for both tile
+// widths (odd M, more units than SMs, both scale-block splits of the wide tile), repeatable, within
+// the fp64 budget, and acc is left exactly as it was (filled with 0x77 here, never +0). S > 1 is
+// an input error.
+TEST(Fp8BlockscaleGpu, DirectWritesTheAccFormsCBitwiseAndLeavesAccAlone) {
+  FB_SKIP_WITHOUT_GPU();
+  if (const std::string why = fp8_blockscale_wgmma_unavailable({64, 384, 128, 1}); !why.empty()) GTEST_SKIP() << why;
+  struct Shape {
+    std::int64_t m, n, k;
+  };
+  const auto direct = [](DeviceProblem& d, const Problem& q, std::uint8_t poison) {
+    const std::size_t elements = static_cast<std::size_t>(q.p.rows * q.p.cols);
+    gpu::fill_bytes(d.b.c, poison, elements * 2, nullptr);
+    gpu::fill_bytes(d.b.acc, 0x77, elements * 4, nullptr);
+    fp8_blockscale_wgmma_direct_launch(q.p, d.b, nullptr);
+    gpu::synchronize(nullptr);
+    std::pair<std::vector<std::uint16_t>, std::vector<std::uint8_t>> out{std::vector<std::uint16_t>(elements),
+                                                                         std::vector<std::uint8_t>(elements * 4)};
+    gpu::copy_to_host(out.first.data(), d.b.c, elements * 2);
+    gpu::copy_to_host(out.second.data(), d.b.acc, elements * 4);
+    return out;
+  };
+  for (const char* width : {"128", "192"}) {
+    setenv(kBlockscaleTileWidthVariable, width, 1);
+    for (const Shape sh : {Shape{1, 384, 768}, Shape{17, 2304, 6144}, Shape{129, 1152, 768}, Shape{257, 2304, 2048},
+                           Shape{300, 6144, 384}, Shape{4099, 768, 256}}) {
+      const Problem q(sh.m, sh.n, sh.k, 1, Distribution::normal, static_cast<std::uint64_t>(sh.m * 13 + sh.n));
+      DeviceProblem d(q);
+      const std::string what = std::string("width ") + width + " M=" + std::to_string(sh.m) + " N=" + std::to_string(sh.n) +
+                               " K=" + std::to_string(sh.k);
+      const std::vector<std::uint16_t> acc_form = d.run(q, fp8_blockscale_wgmma_launch, 0xFF);
+      const auto got = direct(d, q, 0x5A);
+      EXPECT_EQ(std::memcmp(got.first.data(), acc_form.data(), acc_form.size() * 2), 0) << "C " << what;
+      EXPECT_TRUE(std::all_of(got.second.begin(), got.second.end(), [](std::uint8_t x) { return x == 0x77; }))
+          << "acc written " << what;
+      const Fp64Check c = q.fp64(got.first, true);
+      EXPECT_EQ(c.stats.nan, 0) << what;
+      EXPECT_LE(c.stats.abs_max, c.bound.limit) << what;
+      EXPECT_EQ(direct(d, q, 0xFF).first, got.first) << "repeat " << what;
+    }
+    unsetenv(kBlockscaleTileWidthVariable);
+  }
+  const Problem split(5, 256, 768, 2, Distribution::normal, 3);
+  DeviceProblem d(split);
+  EXPECT_THROW(fp8_blockscale_wgmma_direct_launch(split.p, d.b, nullptr), InputError);
+}
+
 // Runs variant v of an instance on the GPU with outputs poisoned by `poison`; returns the outputs.
 HostTensors run_gpu(const CaseInstance& inst, VariantId v, const HostTensors& in, std::uint8_t poison) {
   std::vector<void*> owned;

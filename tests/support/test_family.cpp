@@ -22,7 +22,11 @@ class DoublingInstance final : public CaseInstance {
     w.weight = true;
     return {{"x", DType::f32, {{"N", n_}}}, w};
   }
-  std::vector<TensorSpec> outputs() const override { return {{"y", DType::f32, {{"N", n_}}}}; }
+  std::vector<TensorSpec> outputs() const override {
+    std::vector<TensorSpec> o{{"y", DType::f32, {{"N", n_}}}};
+    if (o_.second_output) o.push_back({"z", DType::f32, {{"N", n_}}});
+    return o;
+  }
   void generate(std::uint64_t seed, HostTensors& in) const override { fill_tensor(in[0], Distribution::normal, seed, 0); }
   void prepare_weights(std::uint64_t, HostTensors& in) const override {
     std::fill_n(in[1].data<float>(), n_, 2.0f);
@@ -33,6 +37,7 @@ class DoublingInstance final : public CaseInstance {
            const TensorPointers&) const override {
     if (ctx.backend != Backend::cpu) throw DeviceError("test family runs on the CPU only");
     compute(v, in.get<const float>(0), in.get<const float>(1), out.get<float>(0), 0, n_);
+    copy_z(v, in.get<const float>(0), o_.second_output ? out.get<float>(1) : nullptr, 0, n_);
   }
 
   std::vector<Fp64Check> check_fp64(const HostTensors& in, const HostTensors& out, const CheckSubset& s) const override {
@@ -48,9 +53,12 @@ class DoublingInstance final : public CaseInstance {
   std::int64_t check_units() const override { return o_.check_cost_per_element > 0 ? (n_ + kUnit - 1) / kUnit : 0; }
   double check_cost() const override { return o_.check_cost_per_element * static_cast<double>(n_); }
   void emulate_subset(VariantId v, const HostTensors& in, HostTensors& out, const CheckSubset& s) const override {
-    for (std::int64_t u : s.units)
+    for (std::int64_t u : s.units) {
       compute(v, in[0].data<float>(), in[1].data<float>(), out[0].data<float>(), u * kUnit,
               std::min(n_, (u + 1) * kUnit));
+      copy_z(v, in[0].data<float>(), o_.second_output ? out[1].data<float>() : nullptr, u * kUnit,
+             std::min(n_, (u + 1) * kUnit));
+    }
   }
   std::vector<ElementRange> subset_region(std::size_t, const CheckSubset& s) const override {
     std::vector<ElementRange> r;
@@ -59,6 +67,11 @@ class DoublingInstance final : public CaseInstance {
   }
 
  private:
+  // z = x, written by fused and chain only (the twin leaves it: see TestCaseOptions::second_output).
+  static void copy_z(VariantId v, const float* x, float* z, std::int64_t begin, std::int64_t end) {
+    if (z == nullptr || v == kTwin) return;
+    std::copy(x + begin, x + end, z + begin);
+  }
   void compute(VariantId v, const float* x, const float* w, float* y, std::int64_t begin, std::int64_t end) const {
     static int calls = 0;
     ++calls;
@@ -108,8 +121,9 @@ KernelCase doubling_case(Fault fault, const TestCaseOptions& o) {
     VariantSpec twin;
     twin.name = "twin";
     twin.summary = "y = w * x, a third way";
+    if (o.second_output && o.twin_declares_writes) twin.writes = {"y"};
     c.variants.push_back(twin);
-    c.pairs.push_back({"twin", "fused", Claim::bitwise(), {}});
+    c.pairs.push_back({"twin", "fused", Claim::bitwise(), o.second_output ? std::vector<std::string>{"y"} : std::vector<std::string>{}});
   }
   c.axes = {AxisSpec::integer("N", "elements", 256, 1, 1 << 20)};
   c.make = [fault, o](const Point& p) -> std::unique_ptr<CaseInstance> {
