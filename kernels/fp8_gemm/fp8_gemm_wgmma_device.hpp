@@ -66,13 +66,21 @@ inline constexpr int kWgmmaStageBytes = wgmma_stage_bytes(kWgmmaTileN);
 inline constexpr int kWgmmaPipelineBytes = wgmma_pipeline_bytes(kWgmmaTileN);
 
 #if FB_WGMMA_AVAILABLE
+// The descriptor's two words. The high one is a constant: stride byte offset (the next 8-row group,
+// 1024 bytes) and swizzle mode 1 (128 bytes). The low one holds the address field (bits 0-13, in
+// 16-byte units) and the leading byte offset (1, unused with this swizzle); shared memory ends
+// below 2^18 bytes, so adding a stage's or a k32 step's offset to the low word never carries out of
+// the address field, and the pipeline's loop does it as a 32-bit add (run 70: ptxas otherwise
+// rebuilt the 64-bit descriptors from the shared window's base before every block's MMAs).
+inline constexpr std::uint32_t kWgmmaDescriptorHigh = (1024 >> 4) | (1u << 30);
+__device__ inline std::uint32_t wgmma_descriptor_low(const std::uint8_t* smem) {
+  return ((static_cast<std::uint32_t>(__cvta_generic_to_shared(smem)) & 0x3FFFFu) >> 4) | (1u << 16);
+}
+__device__ inline std::uint64_t wgmma_descriptor_of_low(std::uint32_t low) {
+  return (static_cast<std::uint64_t>(kWgmmaDescriptorHigh) << 32) | low;
+}
 __device__ inline std::uint64_t wgmma_descriptor(const std::uint8_t* smem) {
-  const auto address = static_cast<std::uint64_t>(__cvta_generic_to_shared(smem));
-  std::uint64_t desc = (address & 0x3FFFFu) >> 4;
-  desc |= static_cast<std::uint64_t>(1) << 16;          // leading byte offset: unused with this swizzle
-  desc |= static_cast<std::uint64_t>(1024 >> 4) << 32;  // stride byte offset: next 8-row group
-  desc |= static_cast<std::uint64_t>(1) << 62;          // swizzle mode 1: 128 bytes
-  return desc;  // base offset 0: every tile starts on a 1024-byte boundary
+  return wgmma_descriptor_of_low(wgmma_descriptor_low(smem));  // base offset 0: tiles start on 1024 bytes
 }
 
 // d = A(64 x 32) B(128 x 32)^T (+ d when accumulate != 0), fp8 e4m3 operands, fp32 accumulators.
@@ -217,6 +225,17 @@ __device__ inline void wgmma_issue_block(float* partial, std::uint64_t desc_a, s
     wgmma_m64k32_e4m3<kTileN>(partial, desc_a + 2 * s, desc_b + 2 * s, s > 0);
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
+// The same from the descriptors' low words (wgmma_descriptor_low): each step's offset a 32-bit add.
+template <int kTileN = kWgmmaTileN>
+__device__ inline void wgmma_issue_block_low(float* partial, std::uint32_t low_a, std::uint32_t low_b) {
+  wgmma_fence_registers<wgmma_acc_regs(kTileN)>(partial);
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+  for (int s = 0; s < kWgmmaTileK / 32; ++s)
+    wgmma_m64k32_e4m3<kTileN>(partial, wgmma_descriptor_of_low(low_a + 2 * s), wgmma_descriptor_of_low(low_b + 2 * s),
+                              s > 0);
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
 // Waits for this warpgroup's committed blocks; `partial` is read only after this point.
 template <int kTileN = kWgmmaTileN>
 __device__ inline void wgmma_wait_block(float* partial) {
@@ -314,12 +333,14 @@ __device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& m
   }
   if constexpr (kWide) wgmma_registers_up<kWgmmaWideConsumerRegs>();
   const int g = wgmma_consumer_group();
-  // Stage s's descriptors are stage 0's plus s stages (in the address field's 16-byte units), so
-  // nothing between a stage's `full` wait and its MMAs computes an address (until run 62 about 60
-  // instructions a block did, on that path; run 62 measured no change in time from it).
-  const std::uint64_t desc_a0 = wgmma_descriptor(smem + g * kWgmmaTileM * kWgmmaTileK);
-  const std::uint64_t desc_b0 = wgmma_descriptor(smem + kA);
-  constexpr std::uint64_t kStageDesc = kStageBytes >> 4;
+  // The current stage's descriptor low word, carried from block to block (a stage's bytes on, back
+  // to stage 0 after the last): run 70's profile found ptxas rebuilding the 64-bit descriptors
+  // from the shared window's base before every block's MMAs (about 60 dependent instructions
+  // between the `full` wait and the first MMA), where a loop-carried value cannot be rebuilt.
+  // This warpgroup's A rows start g * 64 rows into the stage, B after A.
+  constexpr std::uint32_t kStageDesc = kStageBytes >> 4, kBDesc = kA >> 4;
+  const std::uint32_t a_desc = static_cast<std::uint32_t>(g) * ((kWgmmaTileM * kWgmmaTileK) >> 4);
+  std::uint32_t stage_desc = wgmma_descriptor_low(smem);
   for (int u = 0; unit(u, w); ++u) {
     // Defined afresh per unit: the issue's register fence reads `partial`, so without this its 64
     // registers stay live through finish(w) beside the epilogue's (the persistent block-scale
@@ -335,9 +356,10 @@ __device__ inline void wgmma_pipeline(std::uint8_t* smem, const WgmmaOperands& m
       // The TMA and the matrix unit both work in the async proxy: the completed phase of `full`
       // is all the ordering the reads need.
       if (active) {
-        wgmma_issue_block<kTileN>(partial, desc_a0 + s * kStageDesc, desc_b0 + s * kStageDesc);
+        wgmma_issue_block_low<kTileN>(partial, stage_desc + a_desc, stage_desc + kBDesc);
         wgmma_wait_block<kTileN>(partial);
       }
+      stage_desc = s == kWgmmaStages - 1 ? stage_desc - (kWgmmaStages - 1) * kStageDesc : stage_desc + kStageDesc;
       mbar_arrive(&empty[s]);
       if (active) promote(kb, static_cast<const float*>(partial));
     }

@@ -33,7 +33,10 @@ FB_HD float blockscale_promote(float part, float dot, float a_scale, float b_sca
 // C of the direct form (S = 1, no acc): bf16(+0 + part), the bits the acc form writes after a
 // memset (+0 + part is part but for -0, which becomes +0; part is never -0 anyway, since it
 // starts at +0 and each fma adds to it).
-FB_HD std::uint16_t blockscale_direct_c(float part) { return bf16_from_float(0.0f + part); }
+// Two adjacent columns in one word, `lo` in the low half: the same bits through bf16x2_from_float
+// (one conversion instruction for a pair on NVIDIA; run 70's profile put the software rounding of
+// the direct epilogue at about 1300 instructions a unit and warp).
+FB_HD std::uint32_t blockscale_direct_c_pair(float lo, float hi) { return bf16x2_from_float(0.0f + lo, 0.0f + hi); }
 
 // Ticket values: the launch's epoch in the high 24 bits, the slice whose turn it is in the low 8.
 // Slice 0 never waits and writes turn 1; slice s >= 1 waits for turn s; the last writes turn S,

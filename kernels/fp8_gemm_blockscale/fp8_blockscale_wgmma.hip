@@ -34,14 +34,21 @@ constexpr int kTurnstileBarrier = 1;
 constexpr int kConsumerThreads = kWgmmaConsumerGroups * kWgmmaThreads;
 
 // The promotion of one block's partial: part[j] = fma(partial[j], scale, part[j]) with the scale of
-// register j's row (lo or hi) and of its column's 128-column scale block: the tile's first for
-// register groups j / 4 < kSplit (8 columns a group), the next from there on. kSplit = kAccRegs / 4
-// (every column in the first block) for the 128-wide tile.
-template <int kAccRegs, int kSplit>
-__device__ inline void blockscale_promote_block(float* part, const float* partial, const float (&scale)[2][2]) {
+// register j's row (lo or hi, [0] or [1]) and of its column's 128-column scale block. Register
+// group j / 4 holds 8 columns: groups 0-7 lie in the tile's first scale block, 16-23 (the wide
+// tile's last 64 columns) in its second, and 8-15 in the first where the tile starts a scale block
+// (n0 % 128 == 0; every 128-wide tile) and in the second where it starts half-way (64), so the
+// caller passes `middle` as one or the other: no branch, one copy of the 96 fmas (until run 70 a
+// branch chose between two copies of the block).
+template <int kAccRegs>
+__device__ inline void blockscale_promote_block(float* part, const float* partial, const float (&first)[2],
+                                                const float (&middle)[2], const float (&second)[2]) {
 #pragma unroll
-  for (int j = 0; j < kAccRegs; ++j)
-    part[j] = blockscale_promote_scaled(part[j], partial[j], scale[j / 4 >= kSplit][(j / 2) % 2]);
+  for (int j = 0; j < kAccRegs; ++j) {
+    const int group = j / 4, row = (j / 2) % 2;
+    const float scale = group < 8 ? first[row] : group < 16 ? middle[row] : second[row];
+    part[j] = blockscale_promote_scaled(part[j], partial[j], scale);
+  }
 }
 
 // The schedule (units, their order, what each waits on, why it always progresses):
@@ -93,12 +100,10 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
   const auto promote = [&](std::int64_t kb, const float* partial) {
     // The scales' products once per row, scale block and K block, then one fma per element
     // (fp8_blockscale_math.hpp).
-    const float scale[2][2] = {{blockscale_scale(as_lo, bs0), blockscale_scale(as_hi, bs0)},
-                               {blockscale_scale(as_lo, bs1), blockscale_scale(as_hi, bs1)}};
-    if (split_at_64)
-      blockscale_promote_block<kAccRegs, 64 / 8>(part, partial, scale);
-    else
-      blockscale_promote_block<kAccRegs, 128 / 8>(part, partial, scale);
+    const float first[2] = {blockscale_scale(as_lo, bs0), blockscale_scale(as_hi, bs0)};
+    const float second[2] = {blockscale_scale(as_lo, bs1), blockscale_scale(as_hi, bs1)};
+    const float middle[2] = {split_at_64 ? second[0] : first[0], split_at_64 ? second[1] : first[1]};
+    blockscale_promote_block<kAccRegs>(part, partial, first, middle, second);
     // The next block's (within K even past the slice: no slice end to keep in a register).
     load_scales(static_cast<int>(kb + 1 < kb_count ? kb + 1 : kb));
   };
@@ -115,9 +120,7 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
 #pragma unroll
       for (int j = 0; j < kAccRegs; j += 2) {
         const std::int64_t m = row_lo + 8 * ((j / 2) % 2), n = n0 + wgmma_acc_col(j);
-        if (m < p.rows)
-          *reinterpret_cast<std::uint32_t*>(b.c + m * p.cols + n) =
-              blockscale_direct_c(part[j]) | (static_cast<std::uint32_t>(blockscale_direct_c(part[j + 1])) << 16);
+        if (m < p.rows) *reinterpret_cast<std::uint32_t*>(b.c + m * p.cols + n) = blockscale_direct_c_pair(part[j], part[j + 1]);
       }
       u += static_cast<int>(gridDim.x);
       return;
