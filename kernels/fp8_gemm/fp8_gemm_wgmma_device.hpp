@@ -216,25 +216,28 @@ __device__ inline void named_barrier_sync(int id, int threads) {
 // in shared memory, written by the TMA (the async proxy the matrix unit reads through), and named
 // by their descriptors (wgmma_descriptor): step s starts 32 s bytes in, 2 s in the descriptor's
 // address field (16-byte units; it cannot carry, shared memory ending below 2^18 bytes).
-template <int kTileN = kWgmmaTileN>
-__device__ inline void wgmma_issue_block(float* partial, std::uint64_t desc_a, std::uint64_t desc_b) {
+// step_descriptors(s) gives step s's A and B descriptors (a pair).
+template <int kTileN, class StepDescriptors>
+__device__ inline void wgmma_issue_steps(float* partial, StepDescriptors&& step_descriptors) {
   wgmma_fence_registers<wgmma_acc_regs(kTileN)>(partial);
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-  for (int s = 0; s < kWgmmaTileK / 32; ++s)
-    wgmma_m64k32_e4m3<kTileN>(partial, desc_a + 2 * s, desc_b + 2 * s, s > 0);
+  for (int s = 0; s < kWgmmaTileK / 32; ++s) {
+    const auto [desc_a, desc_b] = step_descriptors(s);
+    wgmma_m64k32_e4m3<kTileN>(partial, desc_a, desc_b, s > 0);
+  }
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+template <int kTileN = kWgmmaTileN>
+__device__ inline void wgmma_issue_block(float* partial, std::uint64_t desc_a, std::uint64_t desc_b) {
+  wgmma_issue_steps<kTileN>(partial, [&](int s) { return ulonglong2{desc_a + 2 * s, desc_b + 2 * s}; });
 }
 // The same from the descriptors' low words (wgmma_descriptor_low): each step's offset a 32-bit add.
 template <int kTileN = kWgmmaTileN>
 __device__ inline void wgmma_issue_block_low(float* partial, std::uint32_t low_a, std::uint32_t low_b) {
-  wgmma_fence_registers<wgmma_acc_regs(kTileN)>(partial);
-  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#pragma unroll
-  for (int s = 0; s < kWgmmaTileK / 32; ++s)
-    wgmma_m64k32_e4m3<kTileN>(partial, wgmma_descriptor_of_low(low_a + 2 * s), wgmma_descriptor_of_low(low_b + 2 * s),
-                              s > 0);
-  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+  wgmma_issue_steps<kTileN>(partial, [&](int s) {
+    return ulonglong2{wgmma_descriptor_of_low(low_a + 2 * s), wgmma_descriptor_of_low(low_b + 2 * s)};
+  });
 }
 // Waits for this warpgroup's committed blocks; `partial` is read only after this point.
 template <int kTileN = kWgmmaTileN>

@@ -23,6 +23,14 @@ CaseResult verify(Fault fault, std::int64_t n = 256) {
   return verify_case(kc, p, VerifyOptions{}, cpu);
 }
 
+// The test family with options, at N = 64 on the CPU.
+CaseResult verify_with(Fault fault, const testing::TestCaseOptions& o) {
+  Point p;
+  p.set("N", std::int64_t{64});
+  Session cpu("cpu");
+  return verify_case(testing::doubling_case(fault, o), p, VerifyOptions{}, cpu);
+}
+
 const CheckResult* find(const CaseResult& r, const std::string& id, bool passed) {
   for (const CheckResult& c : r.checks)
     if (c.id == id && c.passed == passed) return &c;
@@ -119,16 +127,13 @@ TEST(VerifyRunner, NondeterministicKernelIsCheckedWithinItsBoundNotBitwise) {
 TEST(VerifyRunner, EveryDeclaredPairIsCheckedAndNamed) {
   testing::TestCaseOptions o;
   o.third_variant = true;
-  Point p;
-  p.set("N", std::int64_t{64});
-  Session cpu("cpu");
-  const CaseResult good = verify_case(testing::doubling_case(Fault::none, o), p, VerifyOptions{}, cpu);
+  const CaseResult good = verify_with(Fault::none, o);
   EXPECT_EQ(good.outcome, Outcome::pass) << good.reason;
   EXPECT_NE(find(good, "check/pair/twin~fused/bitwise", true), nullptr);
   EXPECT_NE(find(good, "check/fp64/twin", true), nullptr);
   EXPECT_NE(find(good, "check/repeat/twin", true), nullptr);
   EXPECT_EQ(good.fingerprints.size(), 3u);
-  const CaseResult bad = verify_case(testing::doubling_case(Fault::twin_off_by_one_ulp, o), p, VerifyOptions{}, cpu);
+  const CaseResult bad = verify_with(Fault::twin_off_by_one_ulp, o);
   EXPECT_EQ(bad.outcome, Outcome::fail);
   const CheckResult* twin = find(bad, "check/pair/twin~fused/bitwise", false);
   ASSERT_NE(twin, nullptr);
@@ -142,10 +147,7 @@ TEST(VerifyRunner, VariantThatWritesFewerOutputsIsCheckedOnThoseItDeclares) {
   testing::TestCaseOptions o;
   o.third_variant = true;
   o.second_output = true;
-  Point p;
-  p.set("N", std::int64_t{64});
-  Session cpu("cpu");
-  const CaseResult good = verify_case(testing::doubling_case(Fault::none, o), p, VerifyOptions{}, cpu);
+  const CaseResult good = verify_with(Fault::none, o);
   EXPECT_EQ(good.outcome, Outcome::pass) << good.reason;
   EXPECT_NE(find(good, "check/pair/twin~fused/bitwise", true), nullptr);
   std::size_t twin_repeats = 0, twin_prints = 0;
@@ -156,7 +158,7 @@ TEST(VerifyRunner, VariantThatWritesFewerOutputsIsCheckedOnThoseItDeclares) {
   EXPECT_EQ(good.fingerprints.size(), 5u);  // fused y, z; chain y, z; twin y
 
   o.twin_declares_writes = false;
-  const CaseResult undeclared = verify_case(testing::doubling_case(Fault::none, o), p, VerifyOptions{}, cpu);
+  const CaseResult undeclared = verify_with(Fault::none, o);
   EXPECT_NE(undeclared.outcome, Outcome::pass);
   EXPECT_NE(find(undeclared, "check/trust/unwritten", false), nullptr);
 }
