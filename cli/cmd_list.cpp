@@ -69,8 +69,20 @@ nlohmann::ordered_json list_json(const Registry& registry, const std::string& wh
       if (a.default_value) aj["default"] = axis_value_text(*a.default_value);
       axes.push_back(aj);
     }
+    // Each variant as the runners see it: what runs, its launches, its claim against the emulation,
+    // and the outputs it writes ("all", or the ones it names: VariantSpec::writes).
+    nlohmann::ordered_json details = nlohmann::ordered_json::array();
+    for (const VariantSpec& v : kc.variants) {
+      details.push_back({{"name", v.name},
+                         {"summary", v.summary},
+                         {"launches", v.launches},
+                         {"deterministic", v.deterministic},
+                         {"emulation", v.has_emulation ? v.emulation.text() : std::string("none")},
+                         {"writes", v.writes.empty() ? nlohmann::ordered_json("all") : nlohmann::ordered_json(v.writes)}});
+    }
     j["kernels"].push_back({{"name", kc.name}, {"family", kc.family}, {"fusion", kc.fusion}, {"claim", kc.claims_text()},
-                            {"variants", kc.variants_text()}, {"summary", kc.summary}, {"spec", kc.spec}, {"axes", axes}});
+                            {"variants", kc.variants_text()}, {"variant_details", details}, {"summary", kc.summary},
+                            {"spec", kc.spec}, {"axes", axes}});
   }
   if (all || what == "fusions") {
     j["fusions"] = nlohmann::ordered_json::array();
