@@ -169,6 +169,7 @@ class BlockscaleGemmInstance final : public CaseInstance {
     const Fp8BlockscaleBuffers b{in.get<const std::uint8_t>(0), in.get<const float>(1), in.get<const std::uint8_t>(2),
                                  in.get<const float>(3), out.get<float>(1), out.get<std::uint16_t>(0),
                                  v == kDirect ? nullptr : ws.get<std::uint32_t>(0)};
+    // The vendor returned above: the implementations below are plain, wgmma and direct, in order.
     run_variant<Fp8BlockscaleParams, Fp8BlockscaleBuffers>(
         v == kDirect ? VariantId{2} : v, ctx, p_, b,
         {{&plain_emu, FB_GPU_LAUNCHER(plain_gpu)},
