@@ -65,7 +65,7 @@ Command setup_compare(CLI::App& app) {
                   "fewer samples than this on either side make the verdict AMBIGUOUS")
       ->capture_default_str();
   sub->add_option("--max-slowdown", o->gates.max_slowdown,
-                  "also a regression: a first-variant median grows past this ratio (e.g. 1.05); 0 disables")
+                  "also a regression: the median of a case's first variant timed on both sides grows past this ratio (e.g. 1.05); 0 disables")
       ->capture_default_str();
   sub->add_flag("--fail-on-bit-change", o->gates.fail_on_bit_change, "also a regression: any output's bytes changed");
   sub->footer(

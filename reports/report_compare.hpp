@@ -19,7 +19,7 @@ namespace fb {
 inline constexpr const char* kComparisonSchemaVersion = "1.0";
 
 struct CompareOptions {
-  double max_slowdown = 0.0;          // also a regression: a first-variant median grows past this ratio (0: off)
+  double max_slowdown = 0.0;          // also a regression: a case's headline median (its first variant timed on both sides) grows past this ratio (0: off)
   bool fail_on_bit_change = false;    // also a regression: any output fingerprint changed
   VerdictThresholds thresholds;
 };

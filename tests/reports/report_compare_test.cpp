@@ -36,6 +36,27 @@ TEST(ReportCompare, SameReportHasNoRegressionAndGatesTrip) {
   EXPECT_FALSE(compare_reports(base_one, head_one, CompareOptions{1.6, false}).regression);
 }
 
+// A bench run with --variants may leave the case's first variant untimed: the first variant timed
+// on both sides then carries the geometric mean and the gate.
+TEST(ReportCompare, TheGateFallsToTheFirstVariantTimedOnBothSides) {
+  auto base = load_report(kGolden + "base.json");
+  auto head = load_report(kGolden + "head.json");
+  base["cases"].erase(0);
+  head["cases"].erase(0);
+  for (auto* r : {&base, &head}) {
+    auto& timings = (*r)["cases"][0]["timings"];
+    timings.erase(0);  // fused untimed; chain stays (1.5x slower in head)
+    ASSERT_EQ(timings[0]["variant"], "chain");
+  }
+  CompareOptions gate;
+  gate.max_slowdown = 1.2;
+  const Comparison c = compare_reports(base, head, gate);
+  EXPECT_TRUE(c.regression);
+  EXPECT_NEAR(c.json["first_variant_time_geomean"].get<double>(), 32995.7295 / 21997.153, 1e-9);
+  gate.max_slowdown = 1.6;
+  EXPECT_FALSE(compare_reports(base, head, gate).regression);
+}
+
 TEST(ReportCompare, VanishedOrNewFailingCaseIsARegression) {
   const auto base = load_report(kGolden + "base.json");
   auto head = base;
