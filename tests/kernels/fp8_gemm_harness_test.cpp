@@ -1,6 +1,7 @@
 // The fp8 GEMM cases through the harness (verify_case): odd points pass on the CPU backend, a NaN
 // input fails (never a pass), F7 with a producer that does not zero its buffer fails, shapes the
-// kernels cannot take are InputErrors, and a prefill point is a skip on the CPU. On a GPU the same
+// kernels cannot take are InputErrors, a prefill point is a skip on the CPU, and the block-scale
+// GEMM's direct form is checked on the C it writes. On a GPU the same
 // points pass on the device (every variant that runs there, vendor included where present).
 #include <gtest/gtest.h>
 
@@ -59,6 +60,38 @@ TEST(Fp8GemmHarness, OddPointsPassOnTheCpu) {
   }
 }
 
+// The block-scale GEMM's direct form writes C alone (VariantSpec::writes): at S = 1 it is checked on
+// C (bitwise against wgmma, repeat, fp64) and leaves no fingerprint of acc; split-K points skip it
+// with the reason.
+TEST(Fp8GemmHarness, BlockscaleDirectIsCheckedOnCAloneAndSkipsSplitK) {
+  Registry reg;
+  register_all_families(reg);
+  Session cpu("cpu");
+  const KernelCase& kc = *reg.find("fp8_gemm_blockscale/gemm");
+  const CaseResult one = verify(kc, blockscale_point(17, 384, 384, 1, true), cpu);
+  EXPECT_EQ(one.outcome, Outcome::pass) << one.reason;
+  int pair = 0, repeats = 0;
+  for (const CheckResult& c : one.checks) {
+    pair += c.id == "check/pair/direct~wgmma/bitwise" && c.passed ? 1 : 0;
+    repeats += c.id == "check/repeat/direct" ? 1 : 0;
+  }
+  EXPECT_EQ(pair, 1);
+  EXPECT_EQ(repeats, 1);  // C only
+  bool direct_c = false, direct_acc = false;
+  for (const auto& [name, print] : one.fingerprints) {
+    direct_c = direct_c || name == "direct/c";
+    direct_acc = direct_acc || name == "direct/acc";
+  }
+  EXPECT_TRUE(direct_c);
+  EXPECT_FALSE(direct_acc);
+  const CaseResult split = verify(kc, blockscale_point(17, 384, 384, 2, true), cpu);
+  EXPECT_EQ(split.outcome, Outcome::pass) << split.reason;
+  bool skipped = false;
+  for (const auto& [variant, why] : split.skipped_variants)
+    skipped = skipped || (variant == "direct" && why.find("S=1 points only") != std::string::npos);
+  EXPECT_TRUE(skipped);
+}
+
 TEST(Fp8GemmHarness, NanInputFailsNeverPasses) {
   Registry reg;
   register_all_families(reg);
@@ -108,6 +141,9 @@ TEST(Fp8GemmHarnessGpu, OddPointsPassOnTheDevice) {
       EXPECT_EQ(a.outcome, Outcome::pass) << "ptpc M=" << m << ": " << a.reason;
       const CaseResult c = verify(*reg.find("fp8_gemm_blockscale/gemm"), blockscale_point(m, 256, 768, 4, true, dist), gpu);
       EXPECT_EQ(c.outcome, Outcome::pass) << "blockscale M=" << m << ": " << c.reason;
+      // S = 1: the direct form runs too (and the vendor where cuBLASLt takes the point).
+      const CaseResult e = verify(*reg.find("fp8_gemm_blockscale/gemm"), blockscale_point(m, 384, 768, 1, true, dist), gpu);
+      EXPECT_EQ(e.outcome, Outcome::pass) << "blockscale S=1 M=" << m << ": " << e.reason;
       const CaseResult d = verify(*reg.find("fp8_gemm_blockscale/f7"), blockscale_point(m, 256, 384, 2, false, dist), gpu);
       EXPECT_EQ(d.outcome, Outcome::pass) << "f7 M=" << m << ": " << d.reason;
     }
