@@ -153,6 +153,11 @@ class CaseInstance {
   virtual std::string skip_reason(Backend /*backend*/) const { return {}; }
   // A reason not to run one variant (no vendor library in this build, a shape the vendor refuses).
   virtual std::string variant_skip_reason(VariantId /*variant*/, Backend /*backend*/) const { return {}; }
+  // The form `variant` launches at this point on `backend` where a host-side rule (the point's shape,
+  // a FUSEBENCH_* knob) picks among several, e.g. "tile 128x192"; empty where there is one form.
+  // Reports record it per variant, and compare names a change, so two runs that launched different
+  // kernels for the same point say so.
+  virtual std::string launch_config(VariantId /*variant*/, Backend /*backend*/) const { return {}; }
 
   // The elements of an output that carry the claims (empty: all), as defined by a reference
   // variant's outputs. MoE sort compares only the entries below num_valid_ids, for instance.

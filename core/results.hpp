@@ -64,6 +64,7 @@ struct CaseResult {
   std::vector<std::string> output_shapes;
   std::vector<std::string> variants;                              // in the case's order
   std::vector<std::pair<std::string, std::string>> skipped_variants;  // variant -> reason
+  std::vector<std::pair<std::string, std::string>> launch_configs;   // variant -> form (CaseInstance::launch_config)
   CheckSubset subset;          // what the CPU checks (emulation, fp64) covered
   double check_cost = 0;       // the case's estimate for a whole point, CPU operations
   Outcome outcome = Outcome::pass;

@@ -125,6 +125,10 @@ CaseResult verify_case(const KernelCase& kc, const Point& point, const VerifyOpt
       r.skipped_variants.emplace_back(kc.variants[v].name, std::move(why));
     }
   }
+  for (VariantId v = 0; v < nv; ++v)
+    if (runs[v])
+      if (std::string form = instance->launch_config(v, backend); !form.empty())
+        r.launch_configs.emplace_back(kc.variants[v].name, std::move(form));
   for (const PairClaim& p : kc.pairs) checked[kc.variant_id(p.variant)] = true;
 
   VariantRunner runner(*instance, nv, backend, session.stream());

@@ -85,6 +85,11 @@ Json case_json(const CaseResult& r) {
   Json skipped = Json::object();
   for (const auto& [v, why] : r.skipped_variants) skipped[v] = why;
   j["skipped_variants"] = std::move(skipped);
+  if (!r.launch_configs.empty()) {  // schema 2.0.2: only where a variant's form was chosen
+    Json forms = Json::object();
+    for (const auto& [v, form] : r.launch_configs) forms[v] = form;
+    j["launch_configs"] = std::move(forms);
+  }
   // The input seed is a full 64-bit hash: hex text, so no JSON reader rounds it.
   j["inputs"] = Json{{"run_seed", r.run_seed}, {"input_seed", fmt::format("{:#018x}", r.input_seed)},
                      {"distribution", r.distribution}};

@@ -165,6 +165,10 @@ class Comparer {
                     fmt::format("{} output(s) changed bits: {}", changed.size(), names), o_.fail_on_bit_change, false,
                     false, std::move(j)});
       }
+      // Launch forms (schema 2.0.2): a variant that launched another form of its kernel (a tile
+      // width from a knob or a changed rule) is named, so a time change has its cause beside it.
+      // Shown only, never a regression; reports without the field on either side say nothing.
+      if (b.contains("launch_configs") && h.contains("launch_configs")) launch_changes(subject, key, b, h);
       // Timings per (variant, mode); the case's first variant timed on both sides carries the
       // geometric mean and the gate (a bench run with --variants may leave the first one untimed:
       // the block-scale GEMM's plain kernel at prefill sizes, say).
@@ -192,6 +196,27 @@ class Comparer {
       ++gone_;
       add(Finding{case_subject(b), "case", "REGRESSION", "gone from head", true, false, false,
                   Json{{"kind", "gone"}, {"case", b["case"]}, {"point", b["point"]}, {"regression", true}}});
+    }
+  }
+
+  void launch_changes(const std::string& subject, const Json& key, const Json& b, const Json& h) {
+    const Json& bl = b["launch_configs"];
+    const Json& hl = h["launch_configs"];
+    std::map<std::string, std::pair<std::string, std::string>> forms;  // variant -> (base, head)
+    for (const auto& [v, form] : bl.items()) forms[v].first = form.get<std::string>();
+    for (const auto& [v, form] : hl.items()) forms[v].second = form.get<std::string>();
+    for (const auto& [v, form] : forms) {
+      if (form.first == form.second) continue;
+      const std::string before = form.first.empty() ? "(none)" : form.first;
+      const std::string after = form.second.empty() ? "(none)" : form.second;
+      Json j = key;
+      j["kind"] = "launch";
+      j["variant"] = v;
+      j["base"] = before;
+      j["head"] = after;
+      j["regression"] = false;
+      ++launch_changes_;
+      add(Finding{subject, "launch " + v, "changed", before + " -> " + after, false, false, false, std::move(j)});
     }
   }
 
@@ -356,7 +381,8 @@ class Comparer {
     const std::string result = out.regression ? "REGRESSION" : out.ambiguous ? "AMBIGUOUS" : "OK";
     const std::string counts = fmt::format(
         "{} outcome regressions, {} outputs changed bits, {} time geomean {}", outcome_regressions_, bits_changed_, first,
-        ratios_ ? fmt::format("{:.3f}x over {} {}", geomean, ratios_, is_ablation(head_) ? "points" : "cases") : "n/a");
+        ratios_ ? fmt::format("{:.3f}x over {} {}", geomean, ratios_, is_ablation(head_) ? "points" : "cases") : "n/a") +
+        (launch_changes_ ? fmt::format(", {} variant(s) launched another form", launch_changes_) : "");
 
     // Regressions first, then improvements, then the rest.
     std::vector<const Finding*> ordered;
@@ -419,6 +445,7 @@ class Comparer {
                     {"cases_gone", gone_},
                     {"new_cases_not_passing", new_not_passing_},
                     {"bits_changed", bits_changed_},
+                    {"launches_changed", launch_changes_},
                     {"first_variant_time_geomean", geomean},
                     {"slowdowns_over_gate", slowdowns_},
                     {"findings", std::move(findings)},
@@ -459,7 +486,7 @@ class Comparer {
   Json cases_json_ = Json::array();
   std::map<Verdict, int> verdict_counts_{{Verdict::slower, 0}, {Verdict::faster, 0}, {Verdict::same, 0}, {Verdict::ambiguous, 0}};
   int regressions_ = 0, ambiguous_ = 0, verification_changes_ = 0, outcome_regressions_ = 0, bits_changed_ = 0;
-  int gone_ = 0, new_not_passing_ = 0, slowdowns_ = 0, ratios_ = 0;
+  int gone_ = 0, new_not_passing_ = 0, slowdowns_ = 0, ratios_ = 0, launch_changes_ = 0;
   double log_sum_ = 0;
 };
 

@@ -16,7 +16,8 @@
 
 namespace fb {
 
-inline constexpr const char* kComparisonSchemaVersion = "1.0";
+// 1.1: findings of kind "launch" (a variant launched another form) and their count, launches_changed.
+inline constexpr const char* kComparisonSchemaVersion = "1.1";
 
 struct CompareOptions {
   double max_slowdown = 0.0;          // also a regression: a case's headline median (its first variant timed on both sides) grows past this ratio (0: off)

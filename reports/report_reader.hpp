@@ -19,7 +19,7 @@ std::string report_kind(const nlohmann::ordered_json& report);
 bool is_ablation(const nlohmann::ordered_json& report);
 
 // "2.0.1" -> "2.0": reports of one major.minor are comparable (a patch adds only optional fields
-// that compare merely shows, such as 2.0.1's run.knobs).
+// that compare merely shows, such as 2.0.1's run.knobs and 2.0.2's launch_configs).
 std::string schema_major_minor(const std::string& version);
 
 struct NamedReport {

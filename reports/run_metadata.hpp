@@ -16,8 +16,9 @@
 
 namespace fb {
 
-// 2.0.1 adds run.knobs (optional and informational: compare shows it, reads nothing else from it).
-inline constexpr const char* kReportSchemaVersion = "2.0.1";
+// 2.0.1 adds run.knobs (optional and informational: compare shows it, reads nothing else from it);
+// 2.0.2 adds a case's launch_configs (the same: optional, shown by compare).
+inline constexpr const char* kReportSchemaVersion = "2.0.2";
 
 struct RunMetadata {
   std::string command;                  // "verify" | "bench"

@@ -17,6 +17,7 @@
 #include "kernels/fp8_gemm/fp8_gemm_cpu_limit.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_inputs.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_math.hpp"
+#include "kernels/fp8_gemm/fp8_gemm_tile_width.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_vendor.hpp"
 #include "reference/fp8_gemm_ref.hpp"
 
@@ -117,6 +118,12 @@ class Fp8GemmInstance final : public CaseInstance {
     (void)v;
 #endif
     return 0;
+  }
+
+  // The wgmma kernel's CTA tile on the GPU: the knob's width, else the rule by M and N.
+  std::string launch_config(VariantId v, Backend backend) const override {
+    if (backend != Backend::gpu || !plans_.at(v).matrix_unit) return {};
+    return wgmma_tile_text(fp8_gemm_wgmma_tile_cols(p_.rows, p_.cols, tile_width_asked(kGemmTileWidthVariable)));
   }
 
   std::string variant_skip_reason(VariantId v, Backend backend) const override {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/errors.hpp"
+#include "kernels/fp8_gemm/fp8_gemm_wgmma_layout.hpp"
 
 namespace fb {
 
@@ -25,6 +26,12 @@ inline TileWidthAsk tile_width_asked(const char* variable) {
   const std::string v = env;
   if (v != "128" && v != "192") throw InputError(std::string(variable) + " must be 128 or 192, not '" + v + "'");
   return v == "192" ? TileWidthAsk::wide : TileWidthAsk::narrow;
+}
+
+// How a report names the CTA tile a wgmma kernel launches (CaseInstance::launch_config):
+// "tile 128x192", C rows x columns.
+inline std::string wgmma_tile_text(int tile_cols) {
+  return "tile " + std::to_string(kWgmmaCtaM) + "x" + std::to_string(tile_cols);
 }
 
 // The general (per-token x per-channel) GEMM's knob (FUSEBENCH_GEMM_TILE_N) and width: 192 where

@@ -27,6 +27,7 @@
 #include "kernels/fp8_gemm/fp8_gemm_cpu_limit.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_inputs.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale.hpp"
+#include "kernels/fp8_gemm_blockscale/fp8_blockscale_schedule.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale_vendor.hpp"
 #include "kernels/rmsnorm_fp8/rmsnorm_fp8.hpp"
 #include "reference/fp8_gemm_ref.hpp"
@@ -98,6 +99,12 @@ void zero_rows(float* acc, const std::vector<std::int64_t>& rows, std::int64_t r
     return;
   }
   for (std::int64_t m : rows) std::memset(acc + m * cols, 0, static_cast<std::size_t>(cols) * sizeof(float));
+}
+
+// The sm_90a kernel's CTA tile as its launcher picks it (fp8_blockscale_wgmma.hip: the knob's
+// width, else the rule by M and N), for the reports' launch_configs.
+std::string blockscale_tile_text(const Fp8BlockscaleParams& p) {
+  return wgmma_tile_text(blockscale_tile_cols(p, tile_width_asked(kBlockscaleTileWidthVariable)));
 }
 
 Work gemm_work(const Fp8BlockscaleParams& p, std::int64_t extra_read, std::int64_t extra_write) {
@@ -190,6 +197,13 @@ class BlockscaleGemmInstance final : public CaseInstance {
     return w;
   }
 
+  // The sm_90a kernel's CTA tile on the GPU (wgmma and its direct form): the knob's width, else the
+  // rule by M and N.
+  std::string launch_config(VariantId v, Backend backend) const override {
+    if (backend != Backend::gpu || (v != kWgmma && v != kDirect)) return {};
+    return blockscale_tile_text(p_);
+  }
+
   std::string variant_skip_reason(VariantId v, Backend backend) const override {
     if (v == kVendor) return vendor_skip_reason(backend);
     if (v == kDirect && p_.slices != 1) return "direct writes C from the registers: S=1 points only (split-K needs acc)";
@@ -203,6 +217,7 @@ class BlockscaleGemmInstance final : public CaseInstance {
 #endif
     return {};
   }
+
   std::string skip_reason(Backend backend) const override {
     if (backend == Backend::gpu && p_.rows > 65535) return "the plain kernel's grid takes at most 65535 rows";
     if (backend == Backend::cpu) return fp8_gemm_cpu_skip_reason(p_.rows, p_.cols, p_.depth);
@@ -437,6 +452,16 @@ class F7Instance final : public CaseInstance {
     const std::int64_t norm_read = 2 * p_.rows * p_.depth + 2 * p_.depth;
     const std::int64_t norm_write = p_.rows * p_.depth + 4 * p_.rows * p_.k_blocks();
     return gemm_work(p_, norm_read, norm_write + 4 * p_.rows * p_.cols);
+  }
+
+  // Both variants' GEMM is fp8_blockscale_general_launch: the sm_90a kernel where this device and
+  // shape take it, the plain kernel elsewhere.
+  std::string launch_config(VariantId, Backend backend) const override {
+    if (backend != Backend::gpu) return {};
+#if FUSEBENCH_HAS_GPU
+    if (!fp8_blockscale_wgmma_unavailable(p_).empty()) return "plain kernel";
+#endif
+    return "wgmma " + blockscale_tile_text(p_);
   }
 
   std::string skip_reason(Backend backend) const override {

@@ -1,10 +1,12 @@
 // The fp8 GEMM cases through the harness (verify_case): odd points pass on the CPU backend, a NaN
 // input fails (never a pass), F7 with a producer that does not zero its buffer fails, shapes the
 // kernels cannot take are InputErrors, a prefill point is a skip on the CPU, and the block-scale
-// GEMM's direct form is checked on the C it writes. On a GPU the same
+// GEMM's direct form is checked on the C it writes, and the wgmma tile a rule or knob picks is
+// named per variant (launch_configs). On a GPU the same
 // points pass on the device (every variant that runs there, vendor included where present).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "core/errors.hpp"
@@ -130,6 +132,47 @@ TEST(Fp8GemmHarness, ImpossibleShapesAreInputErrorsAndPrefillIsACpuSkip) {
   EXPECT_EQ(verify(*reg.find("fp8_gemm/ptpc"), gemm_point(32768, 1536, 6144), cpu).outcome, Outcome::skipped);
 }
 
+// The tile a wgmma kernel launches on the GPU (CaseInstance::launch_config, reported per variant in
+// launch_configs): the rule by M and N, or the knob's width; nothing on the CPU backend, nothing for
+// variants with one form.
+TEST(Fp8GemmHarness, LaunchConfigsNameTheTileTheRuleOrTheKnobPicks) {
+  Registry reg;
+  register_all_families(reg);
+  const KernelCase& bs = *reg.find("fp8_gemm_blockscale/gemm");
+  const KernelCase& ptpc = *reg.find("fp8_gemm/ptpc");
+  const KernelCase& f7 = *reg.find("fp8_gemm_blockscale/f7");
+  auto form = [](const KernelCase& kc, const Point& pt, const char* variant, Backend backend) {
+    return kc.make(pt)->launch_config(kc.variant_id(variant), backend);
+  };
+  unsetenv("FUSEBENCH_BLOCKSCALE_TILE_N");
+  unsetenv("FUSEBENCH_GEMM_TILE_N");
+  const Point big = blockscale_point(4096, 2304, 6144, 1, true), small = blockscale_point(192, 2304, 6144, 1, true);
+  EXPECT_EQ(form(bs, big, "wgmma", Backend::gpu), "tile 128x192");
+  EXPECT_EQ(form(bs, big, "direct", Backend::gpu), "tile 128x192");
+  EXPECT_EQ(form(bs, small, "wgmma", Backend::gpu), "tile 128x128");
+  EXPECT_EQ(form(bs, blockscale_point(4096, 2048 + 128, 6144, 1, true), "wgmma", Backend::gpu), "tile 128x128");  // N % 384 != 0
+  EXPECT_EQ(form(bs, big, "plain", Backend::gpu), "");
+  EXPECT_EQ(form(bs, big, "vendor", Backend::gpu), "");
+  EXPECT_EQ(form(bs, big, "wgmma", Backend::cpu), "");
+  EXPECT_EQ(form(ptpc, gemm_point(4096, 1536, 6144), "wgmma", Backend::gpu), "tile 128x192");
+  EXPECT_EQ(form(ptpc, gemm_point(1024, 1536, 6144), "wgmma", Backend::gpu), "tile 128x128");
+  EXPECT_EQ(form(ptpc, gemm_point(4096, 1536, 6144), "plain", Backend::gpu), "");
+  setenv("FUSEBENCH_BLOCKSCALE_TILE_N", "128", 1);
+  setenv("FUSEBENCH_GEMM_TILE_N", "192", 1);
+  EXPECT_EQ(form(bs, big, "wgmma", Backend::gpu), "tile 128x128");
+  EXPECT_EQ(form(ptpc, gemm_point(1024, 1536, 6144), "wgmma", Backend::gpu), "tile 128x192");
+  unsetenv("FUSEBENCH_BLOCKSCALE_TILE_N");
+  unsetenv("FUSEBENCH_GEMM_TILE_N");
+  EXPECT_EQ(form(f7, blockscale_point(4096, 2304, 6144, 2, false), "memset", Backend::cpu), "");
+#if !FUSEBENCH_HAS_GPU
+  EXPECT_EQ(form(f7, blockscale_point(4096, 2304, 6144, 2, false), "prezeroed", Backend::gpu), "wgmma tile 128x192");
+#endif
+
+  // Through the harness: the CPU backend records no launch form.
+  Session cpu("cpu");
+  EXPECT_TRUE(verify(bs, blockscale_point(17, 384, 384, 1, true), cpu).launch_configs.empty());
+}
+
 TEST(Fp8GemmHarnessGpu, OddPointsPassOnTheDevice) {
   FB_SKIP_WITHOUT_GPU();
   Registry reg;
@@ -144,6 +187,11 @@ TEST(Fp8GemmHarnessGpu, OddPointsPassOnTheDevice) {
       // S = 1: the direct form runs too (and the vendor where cuBLASLt takes the point).
       const CaseResult e = verify(*reg.find("fp8_gemm_blockscale/gemm"), blockscale_point(m, 384, 768, 1, true, dist), gpu);
       EXPECT_EQ(e.outcome, Outcome::pass) << "blockscale S=1 M=" << m << ": " << e.reason;
+      int tiles = 0, launched = 2;  // wgmma and direct, where this device runs them, name their tile
+      for (const auto& [variant, why] : e.skipped_variants) launched -= variant == "wgmma" || variant == "direct";
+      for (const auto& [variant, form] : e.launch_configs)
+        tiles += (variant == "wgmma" || variant == "direct") && form.rfind("tile 128x", 0) == 0 ? 1 : 0;
+      EXPECT_EQ(tiles, launched) << "blockscale S=1 M=" << m;
       const CaseResult d = verify(*reg.find("fp8_gemm_blockscale/f7"), blockscale_point(m, 256, 384, 2, false, dist), gpu);
       EXPECT_EQ(d.outcome, Outcome::pass) << "f7 M=" << m << ": " << d.reason;
     }

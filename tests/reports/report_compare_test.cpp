@@ -239,6 +239,33 @@ TEST(ReportCompare, KnobsThatDifferAreNamed) {
   EXPECT_EQ(compare_reports(bench, head, {}).text.find("knobs differ"), std::string::npos);  // base records none
 }
 
+// A variant that launched another form (launch_configs, report schema 2.0.2: a tile width from a
+// knob or a changed rule) is named beside the timings and counted, and is never a regression;
+// reports without the field on either side say nothing of it.
+TEST(ReportCompare, LaunchFormsThatDifferAreNamedAndAreNoRegression) {
+  const auto bench = load_report(kGolden + "bench_base.json");
+  auto base = bench, head = bench;
+  base["cases"][0]["launch_configs"] = {{"fused", "tile 128x128"}, {"chain", "plain kernel"}};
+  head["cases"][0]["launch_configs"] = {{"fused", "tile 128x192"}, {"chain", "plain kernel"}, {"extra", "tile 128x128"}};
+  const Comparison c = compare_reports(base, head, {});
+  EXPECT_FALSE(c.regression);
+  EXPECT_EQ(c.json["launches_changed"], 2);
+  EXPECT_NE(c.text.find("tile 128x128 -> tile 128x192"), std::string::npos) << c.text;
+  EXPECT_NE(c.text.find("(none) -> tile 128x128"), std::string::npos) << c.text;
+  EXPECT_NE(c.text.find("2 variant(s) launched another form"), std::string::npos) << c.text;
+  EXPECT_EQ(c.text.find("launch chain"), std::string::npos) << c.text;  // unchanged: not listed
+  int launch_findings = 0;
+  for (const auto& f : c.json["findings"]) {
+    if (f["kind"] != "launch") continue;
+    ++launch_findings;
+    EXPECT_EQ(f["regression"], false);
+  }
+  EXPECT_EQ(launch_findings, 2);
+  EXPECT_EQ(compare_reports(base, base, {}).json["launches_changed"], 0);
+  EXPECT_EQ(compare_reports(bench, head, {}).json["launches_changed"], 0);  // base records none
+  EXPECT_EQ(compare_reports(bench, head, {}).text.find("launched another form"), std::string::npos);
+}
+
 TEST(ReportCompare, IncomparableReportsAreBadInput) {
   const auto bench = load_report(kGolden + "bench_base.json");
   const auto ablation = load_report(kGolden + "ablation_base.json");

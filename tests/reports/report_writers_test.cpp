@@ -71,6 +71,19 @@ TEST(JsonReport, RecordsTheFusebenchKnobsOfTheRun) {
   EXPECT_FALSE(report_json(sample_meta(), sample_results())["run"]["knobs"].contains("FUSEBENCH_TEST_KNOB"));
 }
 
+// A case's launch_configs (schema 2.0.2) are written by variant where a variant named its form, and
+// left out where none did (the field is optional: older readers see nothing new).
+TEST(JsonReport, WritesLaunchConfigsOnlyWhereAVariantNamedItsForm) {
+  auto results = sample_results();
+  results[0].launch_configs = {{"fused", "tile 128x192"}, {"chain", "plain kernel"}};
+  const auto j = report_json(sample_meta(), results);
+  ASSERT_TRUE(j["cases"][0].contains("launch_configs")) << j["cases"][0].dump();
+  EXPECT_EQ(j["cases"][0]["launch_configs"]["fused"], "tile 128x192");
+  EXPECT_EQ(j["cases"][0]["launch_configs"]["chain"], "plain kernel");
+  EXPECT_EQ(j["cases"][0]["launch_configs"].size(), 2u);
+  EXPECT_FALSE(j["cases"][1].contains("launch_configs"));
+}
+
 TEST(JsonReport, CarriesSchemaProvenanceAndEveryCheck) {
   const auto results = sample_results();
   const auto j = report_json(sample_meta(), results);
