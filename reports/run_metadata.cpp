@@ -25,6 +25,9 @@ std::map<std::string, std::string> fusebench_knobs() {
   for (char** e = environ; e && *e; ++e) {
     const char* eq = std::strchr(*e, '=');
     if (!eq || std::strncmp(*e, kPrefix, std::strlen(kPrefix)) != 0) continue;
+    // FUSEBENCH_GIT_SHA names the commit at configure time (run.build.git_sha records it); it
+    // chooses no kernel, and a knob line saying two commits differ would only repeat the header.
+    if (std::strncmp(*e, "FUSEBENCH_GIT_SHA=", 18) == 0) continue;
     knobs.emplace(std::string(*e, static_cast<std::size_t>(eq - *e)), std::string(eq + 1));
   }
   return knobs;

@@ -41,7 +41,7 @@ std::string utc_now_iso8601();
 
 // The process's FUSEBENCH_* environment variables, by name: the run-time knobs that choose kernels
 // (FUSEBENCH_GEMM_TILE_N, FUSEBENCH_MOE_TOKEN_STAGE, ...), recorded so that two reports that differ
-// only in a knob say so.
+// only in a knob say so. Not FUSEBENCH_GIT_SHA: the build's commit, recorded in run.build.
 std::map<std::string, std::string> fusebench_knobs();
 
 struct OutcomeCounts {

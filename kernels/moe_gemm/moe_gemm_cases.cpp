@@ -153,6 +153,26 @@ class MoeGemmInstance final : public CaseInstance {
     return ws;
   }
 
+  // The engine a variant's launch takes on the GPU where the shape lets the wgmma engine tile it:
+  // "wgmma" with its prologues ("tokens staged", "weights staged": FUSEBENCH_MOE_TOKEN_STAGE,
+  // FUSEBENCH_MOE_WEIGHT_STAGE or the default rule), or "warp kernels" (the mma.sync kernels) below
+  // the threshold of routed pairs (FUSEBENCH_MOE_WGMMA_MIN_PAIRS) or on a device without sm_90a.
+  std::string launch_config(VariantId v, Backend backend) const override {
+#if FUSEBENCH_HAS_GPU
+    if (backend != Backend::gpu || !stages_tokens(v)) return {};
+    const MoeGemmParams p = params(v);
+    if (!moe_wgmma_takes(p, stage1())) return "warp kernels";
+    std::string form = "wgmma";
+    if (moe_wgmma_stages_tokens(p, stage1())) form += ", tokens staged";
+    if (stages_weights(v)) form += ", weights staged";
+    return form;
+#else
+    (void)v;
+    (void)backend;
+    return {};
+#endif
+  }
+
   // The engine's token prologue is one launch more where it runs (GPU builds, sm_90a, prefill sizes),
   // its weight prologue one more.
   int launches(VariantId v) const override {

@@ -723,7 +723,8 @@ TEST(MoeGemmGpu, EveryVariantEqualsItsEmulationAsClaimed) {
 // form, within its bound of its emulation and of fp64), and bitwise on a rerun, at shapes it tiles: several
 // stages and column tiles, partial tiles, every sort block size it takes (tiles of 8, 4, 2, 1
 // blocks), `edge` inputs (extreme scales: the canonical promotion) and `normal` ones (the
-// one-operation form), an expert with every pair and experts with none.
+// one-operation form), an expert with every pair and experts with none. The case names each form
+// it launches (launch_config).
 TEST(MoeGemmGpu, WgmmaEngineEqualsTheEmulationAsClaimed) {
   FB_SKIP_WITHOUT_GPU();
 #if !FUSEBENCH_HAS_GPU
@@ -797,9 +798,21 @@ TEST(MoeGemmGpu, WgmmaEngineEqualsTheEmulationAsClaimed) {
         if (!plain) {
           EXPECT_EQ(inst->launches(v), std::string(f.tokens) == "1" ? (weights ? 3 : 2) : 0) << kc.variants[v].name;
         }
+        // ... and names the form in the report's launch_configs
+        const std::string form = std::string("wgmma") + (std::string(f.tokens) == "1" ? ", tokens staged" : "") +
+                                 (weights ? ", weights staged" : "");
+        EXPECT_EQ(inst->launch_config(v, Backend::gpu), plain ? std::string() : form) << kc.variants[v].name;
       }
     }
     expect_gpu_equals_emulation(points, f.tag, stream);
+  }
+  {  // below the threshold of routed pairs the warp kernels run, and the report says so
+    setenv("FUSEBENCH_MOE_WGMMA_MIN_PAIRS", "1000000000", 1);
+    const KernelCase& kc = moe_case("moe_gemm/stage2");
+    const auto inst = kc.make(point(kc, points.front().second));
+    EXPECT_EQ(inst->launch_config(kc.variant_id("exact"), Backend::gpu), "warp kernels");
+    EXPECT_EQ(inst->launch_config(kc.variant_id("exact"), Backend::cpu), "");
+    setenv("FUSEBENCH_MOE_WGMMA_MIN_PAIRS", "0", 1);
   }
   unsetenv("FUSEBENCH_MOE_TOKEN_STAGE");
   unsetenv("FUSEBENCH_MOE_WEIGHT_STAGE");

@@ -57,13 +57,16 @@ std::string read(const std::string& path) {
 }
 
 // The run's FUSEBENCH_* variables (the run-time knobs that choose kernels) are recorded by name,
-// and nothing else from the environment.
+// and nothing else from the environment (nor FUSEBENCH_GIT_SHA, the build's commit).
 TEST(JsonReport, RecordsTheFusebenchKnobsOfTheRun) {
   setenv("FUSEBENCH_TEST_KNOB", "192", 1);
   setenv("NOT_A_FUSEBENCH_TEST_KNOB", "1", 1);
+  setenv("FUSEBENCH_GIT_SHA", "0123abc", 1);  // the build's provenance, not a knob
   const auto j = report_json(sample_meta(), sample_results());
   unsetenv("FUSEBENCH_TEST_KNOB");
   unsetenv("NOT_A_FUSEBENCH_TEST_KNOB");
+  unsetenv("FUSEBENCH_GIT_SHA");
+  EXPECT_FALSE(j["run"]["knobs"].contains("FUSEBENCH_GIT_SHA"));
   ASSERT_TRUE(j["run"]["knobs"].is_object()) << j["run"].dump();
   EXPECT_EQ(j["run"]["knobs"]["FUSEBENCH_TEST_KNOB"], "192");
   EXPECT_FALSE(j["run"]["knobs"].contains("NOT_A_FUSEBENCH_TEST_KNOB"));
