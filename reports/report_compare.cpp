@@ -379,9 +379,11 @@ class Comparer {
         verdict_counts_[Verdict::slower], verdict_counts_[Verdict::faster], verdict_counts_[Verdict::same],
         verdict_counts_[Verdict::ambiguous], o_.thresholds.alpha, o_.thresholds.min_effect * 100, o_.thresholds.min_samples);
     const std::string result = out.regression ? "REGRESSION" : out.ambiguous ? "AMBIGUOUS" : "OK";
-    const std::string counts = fmt::format(
-        "{} outcome regressions, {} outputs changed bits, {} time geomean {}", outcome_regressions_, bits_changed_, first,
-        ratios_ ? fmt::format("{:.3f}x over {} {}", geomean, ratios_, is_ablation(head_) ? "points" : "cases") : "n/a") +
+    const std::string geomean_text =
+        ratios_ ? fmt::format("{:.3f}x over {} {}", geomean, ratios_, is_ablation(head_) ? "points" : "cases") : "n/a";
+    const std::string counts =
+        fmt::format("{} outcome regressions, {} outputs changed bits, {} time geomean {}", outcome_regressions_,
+                    bits_changed_, first, geomean_text) +
         (launch_changes_ ? fmt::format(", {} variant(s) launched another form", launch_changes_) : "");
 
     // Regressions first, then improvements, then the rest.

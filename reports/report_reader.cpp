@@ -113,6 +113,10 @@ void validate_cases(const Json& j, const ReportValidator& v) {
       for (const auto& [name, value] : v.object(c, at, "fingerprints").items())
         if (!value.is_string()) v.fail(at + ".fingerprints." + name, "is not a string");
     }
+    if (c.contains("launch_configs")) {  // schema 2.0.2, optional
+      for (const auto& [variant, form] : v.object(c, at, "launch_configs").items())
+        if (!form.is_string()) v.fail(at + ".launch_configs." + variant, "is not a string");
+    }
     if (c.contains("checks")) {
       const Json& checks = v.array(c, at, "checks");
       for (std::size_t k = 0; k < checks.size(); ++k) {

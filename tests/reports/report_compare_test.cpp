@@ -113,6 +113,12 @@ TEST(ReportCompare, MalformedFieldsAreNamedByTheirJsonPath) {
   j["cases"][0]["timings"][0]["samples_us"] = nlohmann::ordered_json::array({1.0, -2.0});
   expect_message(j, "$.cases[0].timings[0].samples_us[1]: is not a positive number");
   j = good;
+  j["cases"][0]["launch_configs"] = {{"wgmma", 192}};
+  expect_message(j, "$.cases[0].launch_configs.wgmma: is not a string");
+  j = good;
+  j["cases"][1]["launch_configs"] = "tile 128x192";
+  expect_message(j, "$.cases[1].launch_configs: is not an object");
+  j = good;
   j["report_kind"] = "summary";
   expect_message(j, "$.report_kind: 'summary' is not a report kind");
   j = load_report(kGolden + "ablation_base.json");
@@ -246,7 +252,8 @@ TEST(ReportCompare, LaunchFormsThatDifferAreNamedAndAreNoRegression) {
   const auto bench = load_report(kGolden + "bench_base.json");
   auto base = bench, head = bench;
   base["cases"][0]["launch_configs"] = {{"fused", "tile 128x128"}, {"chain", "plain kernel"}};
-  head["cases"][0]["launch_configs"] = {{"fused", "tile 128x192"}, {"chain", "plain kernel"}, {"extra", "tile 128x128"}};
+  head["cases"][0]["launch_configs"] = {
+      {"fused", "tile 128x192"}, {"chain", "plain kernel"}, {"extra", "tile 128x128"}};
   const Comparison c = compare_reports(base, head, {});
   EXPECT_FALSE(c.regression);
   EXPECT_EQ(c.json["launches_changed"], 2);
