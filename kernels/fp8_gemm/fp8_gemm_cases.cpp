@@ -120,10 +120,10 @@ class Fp8GemmInstance final : public CaseInstance {
     return 0;
   }
 
-  // The wgmma kernel's CTA tile on the GPU: the knob's width, else the rule by M and N.
+  // The wgmma kernel's CTA tile on the GPU, as its launcher picks it.
   std::string launch_config(VariantId v, Backend backend) const override {
     if (backend != Backend::gpu || !plans_.at(v).matrix_unit) return {};
-    return wgmma_tile_text(fp8_gemm_wgmma_tile_cols(p_.rows, p_.cols, tile_width_asked(kGemmTileWidthVariable)));
+    return wgmma_tile_text(fp8_gemm_launch_tile_cols(p_.rows, p_.cols));
   }
 
   std::string variant_skip_reason(VariantId v, Backend backend) const override {

@@ -47,5 +47,10 @@ inline int fp8_gemm_wgmma_tile_cols(std::int64_t rows, std::int64_t cols, TileWi
   if (cols % kWgmmaWideTileN != 0 || ask == TileWidthAsk::narrow) return 128;
   return ask == TileWidthAsk::wide || rows >= kGemmWideMinRows ? kWgmmaWideTileN : 128;
 }
+// The width fp8_gemm_wgmma_launch takes: the knob's, else the rule. The case reports the same call
+// (launch_configs), so a report names what ran.
+inline int fp8_gemm_launch_tile_cols(std::int64_t rows, std::int64_t cols) {
+  return fp8_gemm_wgmma_tile_cols(rows, cols, tile_width_asked(kGemmTileWidthVariable));
+}
 
 }  // namespace fb

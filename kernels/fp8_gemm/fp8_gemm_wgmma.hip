@@ -165,7 +165,7 @@ void fp8_gemm_wgmma_launch(const Fp8GemmParams& p, const Fp8GemmBuffers& b, void
   if (const std::string why = fp8_gemm_wgmma_unavailable(p); !why.empty()) throw DeviceError("fp8_gemm_wgmma: " + why);
   if (p.rows == 0 || p.cols == 0) return;
   const auto s = static_cast<hipStream_t>(stream);
-  if (fp8_gemm_wgmma_tile_cols(p.rows, p.cols, tile_width_asked(kGemmTileWidthVariable)) == kWgmmaWideTileN)
+  if (fp8_gemm_launch_tile_cols(p.rows, p.cols) == kWgmmaWideTileN)
     launch_tiles<kWgmmaWideTileN>(p, b, s);
   else
     launch_tiles<kWgmmaTileN>(p, b, s);

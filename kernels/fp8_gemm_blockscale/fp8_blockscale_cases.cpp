@@ -101,11 +101,8 @@ void zero_rows(float* acc, const std::vector<std::int64_t>& rows, std::int64_t r
   for (std::int64_t m : rows) std::memset(acc + m * cols, 0, static_cast<std::size_t>(cols) * sizeof(float));
 }
 
-// The sm_90a kernel's CTA tile as its launcher picks it (fp8_blockscale_wgmma.hip: the knob's
-// width, else the rule by M and N), for the reports' launch_configs.
-std::string blockscale_tile_text(const Fp8BlockscaleParams& p) {
-  return wgmma_tile_text(blockscale_tile_cols(p, tile_width_asked(kBlockscaleTileWidthVariable)));
-}
+// The sm_90a kernel's CTA tile as its launcher picks it, for the reports' launch_configs.
+std::string blockscale_tile_text(const Fp8BlockscaleParams& p) { return wgmma_tile_text(blockscale_launch_tile_cols(p)); }
 
 Work gemm_work(const Fp8BlockscaleParams& p, std::int64_t extra_read, std::int64_t extra_write) {
   Work w;

@@ -67,5 +67,10 @@ FB_HD int blockscale_tile_cols(const Fp8BlockscaleParams& p, TileWidthAsk ask = 
   if (p.cols % (2 * kBlockscaleWideTileCols) != 0 || ask == TileWidthAsk::narrow) return 128;
   return ask == TileWidthAsk::wide || p.rows >= kBlockscaleWideMinRows ? kBlockscaleWideTileCols : 128;
 }
+// The width the sm_90a launcher takes (host): the knob's, else the rule. The cases report the same
+// call (launch_configs), so a report names what ran.
+inline int blockscale_launch_tile_cols(const Fp8BlockscaleParams& p) {
+  return blockscale_tile_cols(p, tile_width_asked(kBlockscaleTileWidthVariable));
+}
 
 }  // namespace fb

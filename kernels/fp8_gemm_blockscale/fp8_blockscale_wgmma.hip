@@ -208,7 +208,7 @@ void launch(const Fp8BlockscaleParams& p, const Fp8BlockscaleBuffers& b, void* s
     throw InputError(std::string(name) + ": the direct form takes S=1 only (S=" + std::to_string(p.slices) +
                      "; split-K adds its slices in acc)");
   if (p.rows == 0) return;
-  const int tile_cols = blockscale_tile_cols(p, tile_width_asked(kBlockscaleTileWidthVariable));
+  const int tile_cols = blockscale_launch_tile_cols(p);
   const std::int64_t units = blockscale_schedule(p, kWgmmaCtaM, tile_cols).units();
   if (p.rows * p.k_blocks() > INT32_MAX || units > INT32_MAX)
     throw InputError(std::string(name) + ": more than 2^31 row scales or units (" + std::to_string(p.rows) + " rows)");
