@@ -1,6 +1,7 @@
 // router/gate: the router GEMV with split-K partials and the gate, in two variants:
 //   fused  GEMV (partials) -> fused gate (sums the partials in slice order, writes logits, gates);
-//          at M <= 16 one launch: the GEMV's last block runs the fused gate (router_last_block)
+//          at M <= 16 it may be one launch: the GEMV's last block runs the fused gate
+//          (router_last_block; which form runs: router_fused_form.hpp)
 //   chain  GEMV (partials) -> reduce (logits) -> gate from logits; at M <= 16 the GEMV's last block
 //          does the reduce (no waiting: router_last_block), so 2 launches there
 // Claim: fused = chain bitwise on every output (partials, logits, ids, weights): the two gate entry
@@ -9,6 +10,7 @@
 
 #include "core/case_helpers.hpp"
 #include "kernels/router/router_cases.hpp"
+#include "kernels/router/router_fused_form.hpp"
 #include "kernels/router/router_inputs.hpp"
 #include "reference/router_ref.hpp"
 
@@ -66,11 +68,16 @@ class RouterGateInstance final : public CaseInstance {
   }
 
   Work work(VariantId v) const override { return router_work(p_, v == kChain); }
-  // Up to 16 rows the chain's GEMV reduces in its own last block (no reduce launch) and the fused
-  // variant's GEMV gates in its last block (no gate launch).
+  // Up to 16 rows the chain's GEMV reduces in its own last block (no reduce launch), and the fused
+  // variant's one-launch form gates in the GEMV's last block (no gate launch): router_fused_form.hpp.
   int launches(VariantId v) const override {
-    if (p_.rows > kRouterReduceLaunchRows) return 0;
-    return v == kChain ? 2 : 1;
+    return v == kChain ? router_chain_launches(p_.rows) : router_fused_launches(router_fused_launch_form(p_.rows));
+  }
+
+  // The forms the GPU launchers take (the same calls); the emulation has one form per variant.
+  std::string launch_config(VariantId v, Backend backend) const override {
+    if (backend != Backend::gpu) return {};
+    return v == kChain ? router_chain_form_text(p_.rows) : router_fused_form_text(router_fused_launch_form(p_.rows));
   }
 
  private:
@@ -87,7 +94,7 @@ KernelCase router_gate_case() {
   c.fusion = "F3";
   c.summary = "router GEMV (split-K partials) + gate; the fused gate sums the partials itself (no reduce launch)";
   c.spec = "docs/numeric-contract.md#router-gemv-and-gate";
-  c.variants = fused_and_chain("GEMV -> gate from partials (the GEMV's last block gates at M <= 16: 1 launch there)",
+  c.variants = fused_and_chain("GEMV -> gate from partials (or one launch at small M: the GEMV's last block gates)",
                                "GEMV -> reduce (in the GEMV's last block at M <= 16: 2 launches there) -> gate", 2, 3);
   c.pairs = {PairClaim{"fused", "chain", Claim::bitwise(), {}}};
   c.axes = router_axes("M", 1 << 20);

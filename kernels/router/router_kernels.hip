@@ -4,19 +4,20 @@
 //                               16 experts, router_gemv_wide_item: router_gemv_plan): partials;
 //                               the chain's at M <= 16 also sums them into logits in its last block
 //                               (router_last_block: no waiting), so no reduce launch there; the
-//                               fused variant's at M <= 16 gates every row in its last block
-//                               (the fused gate's arithmetic), so the fused router is one launch there
+//                               fused variant's one-launch form (M <= 16: router_fused_form.hpp)
+//                               gates every row in its last block (the fused gate's arithmetic)
 //   router_reduce_kernel        logits = ((P0 + P1) + P2) + ..., one thread per logit
 //   router_gate_kernel<false>   the gate from logits, one 32-lane group per row
 //   router_gate_kernel<true>    the fused gate: sums the partials in the reduce's order, writes the
 //                               logits and gates them (no reduce launch)
-// fused = GEMV + fused gate (2 launches; 1 at M <= 16); chain = GEMV + reduce + gate (3 launches;
-// 2 at M <= 16).
+// fused = GEMV + fused gate (2 launches; or 1, the one-launch form, by router_fused_launch_form);
+// chain = GEMV + reduce + gate (3 launches; 2 at M <= 16).
 #include "core/errors.hpp"
 #include "kernels/common/gpu_check.hpp"
 #include "kernels/common/multiprocessors.hpp"
 #include "kernels/fp8_quant/fp8_quant_device.hpp"
 #include "kernels/router/router_device.hpp"
+#include "kernels/router/router_fused_form.hpp"
 
 namespace fb {
 namespace {
@@ -168,13 +169,18 @@ void router_gate_partials_launch(const RouterParams& p, const RouterBuffers& b, 
   gpu_check_launch("router_gate_partials_kernel");
 }
 
-void router_fused_launch(const RouterParams& p, const RouterBuffers& b, void* stream) {
-  if (p.rows <= kRouterReduceLaunchRows) {
-    gemv_launch(p, b, GemvTail::gate, stream);  // one launch: the last block gates every row
+void router_fused_launch_as(const RouterParams& p, const RouterBuffers& b, RouterFusedForm form, void* stream) {
+  if (form == RouterFusedForm::one_launch) {
+    if (p.rows > kRouterReduceLaunchRows) throw InputError("the fused router's one launch takes at most 16 rows");
+    gemv_launch(p, b, GemvTail::gate, stream);  // the last block gates every row
     return;
   }
   router_gemv_launch(p, b, stream);
   router_gate_partials_launch(p, b, stream);
+}
+
+void router_fused_launch(const RouterParams& p, const RouterBuffers& b, void* stream) {
+  router_fused_launch_as(p, b, router_fused_launch_form(p.rows), stream);
 }
 
 void router_chain_launch(const RouterParams& p, const RouterBuffers& b, void* stream) {

@@ -8,16 +8,20 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "core/device.hpp"
 #include "core/errors.hpp"
 #include "core/inputs.hpp"
+#include "core/registry.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_inputs.hpp"
 #include "kernels/router/decode_router.hpp"
 #include "kernels/router/router.hpp"
+#include "kernels/router/router_fused_form.hpp"
 #include "kernels/router/router_gemv_map.hpp"
 #include "kernels/router/router_inputs.hpp"
 #include "kernels/router/router_math.hpp"
@@ -295,6 +299,63 @@ TEST(Router, BadShapesAreInputErrors) {
   EXPECT_THROW(decode_router_validate(f4), InputError);
 }
 
+// The fused router's form: the rule, the knob (a bad value names the variable), and the case's
+// launch counts and launch_configs, which call the launcher's own choice.
+TEST(Router, FusedFormFollowsTheRuleAndTheKnob) {
+  for (std::int64_t rows : {1, 3, 8, 16, 17, 512}) {
+    const bool one_exists = rows <= kRouterReduceLaunchRows;
+    const RouterFusedForm by_rule = router_fused_form(rows, nullptr);
+    EXPECT_EQ(by_rule == RouterFusedForm::one_launch, one_exists && rows <= kRouterOneLaunchMaxRows) << rows;
+    EXPECT_EQ(router_fused_form(rows, ""), by_rule) << rows;
+    EXPECT_EQ(router_fused_form(rows, "two"), RouterFusedForm::gemv_then_gate) << rows;
+    EXPECT_EQ(router_fused_form(rows, "one"), one_exists ? RouterFusedForm::one_launch : RouterFusedForm::gemv_then_gate)
+        << rows;
+    EXPECT_EQ(router_chain_launches(rows), one_exists ? 2 : 3) << rows;
+  }
+  try {
+    router_fused_form(3, "1");
+    ADD_FAILURE() << "a bad knob value was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(kRouterFusedFormVariable), std::string::npos) << e.what();
+  }
+
+  Registry reg;
+  register_all_families(reg);
+  const KernelCase& kc = *reg.find("router/gate");
+  auto point = [](std::int64_t rows) {
+    Point pt;
+    pt.set("M", rows);
+    pt.set("K", std::int64_t{6144});
+    pt.set("E", std::int64_t{128});
+    pt.set("split_k", std::int64_t{4});
+    pt.set("weight", std::string("f32"));
+    pt.set("gate", std::string("sigmoid_bias"));
+    pt.set("topk", std::int64_t{4});
+    pt.set("dist", std::string("normal"));
+    return pt;
+  };
+  const VariantId fused = kc.variant_id("fused"), chain = kc.variant_id("chain");
+  unsetenv(kRouterFusedFormVariable);
+  for (std::int64_t rows : {1, 16, 24}) {
+    const auto inst = kc.make(point(rows));
+    const RouterFusedForm form = router_fused_form(rows, nullptr);
+    EXPECT_EQ(inst->launches(fused), router_fused_launches(form)) << rows;
+    EXPECT_EQ(inst->launch_config(fused, Backend::gpu), router_fused_form_text(form)) << rows;
+    EXPECT_EQ(inst->launches(chain), router_chain_launches(rows)) << rows;
+    EXPECT_EQ(inst->launch_config(chain, Backend::gpu), router_chain_form_text(rows)) << rows;
+    EXPECT_EQ(inst->launch_config(fused, Backend::cpu), "") << rows;
+  }
+  setenv(kRouterFusedFormVariable, "two", 1);
+  EXPECT_EQ(kc.make(point(1))->launches(fused), 2);
+  EXPECT_EQ(kc.make(point(1))->launch_config(fused, Backend::gpu), "GEMV, then a gate launch");
+  setenv(kRouterFusedFormVariable, "one", 1);
+  EXPECT_EQ(kc.make(point(16))->launches(fused), 1);
+  EXPECT_EQ(kc.make(point(24))->launches(fused), 2);  // past 16 rows the one launch does not exist
+  setenv(kRouterFusedFormVariable, "three", 1);
+  EXPECT_THROW(kc.make(point(1))->launches(fused), InputError);
+  unsetenv(kRouterFusedFormVariable);
+}
+
 // ---- the GEMV's work-item mapping ----
 
 // Partials [S][M][E] that the items of `sh` write, as the kernels index them (router_gemv_map.hpp:
@@ -551,13 +612,21 @@ TEST(Router, GpuGemvGateAndFusedGateEqualTheEmulationBitwise) {
           RouterData want(params(rows, 6144, split, weight, gate), dist, static_cast<std::uint64_t>(rows * 10 + split));
           router_chain_emu(want.p, want.buffers());
           const std::string where = "M=" + std::to_string(rows) + " S=" + std::to_string(split);
-          for (bool fused : {false, true})
+          // chain, then the fused router in each form it has at these rows (router_fused_form.hpp)
+          for (int form : {-1, 0, 1}) {
+            const auto fused_form = form == 0 ? RouterFusedForm::one_launch : RouterFusedForm::gemv_then_gate;
+            if (fused_form == RouterFusedForm::one_launch && rows > kRouterReduceLaunchRows) continue;
+            const std::string name = form < 0 ? " chain" : " fused, " + router_fused_form_text(fused_form);
             for (std::uint8_t poison : {std::uint8_t{0xFF}, std::uint8_t{0x5A}}) {
               DeviceRouter dev(want, poison);
-              (fused ? router_fused_launch : router_chain_launch)(want.p, dev.buffers(), stream);
+              if (form < 0)
+                router_chain_launch(want.p, dev.buffers(), stream);
+              else
+                router_fused_launch_as(want.p, dev.buffers(), fused_form, stream);
               gpu::synchronize(stream);
-              dev.expect_equals(want, where + (fused ? " fused" : " chain"));
+              dev.expect_equals(want, where + name);
             }
+          }
         }
   gpu::destroy_stream(stream);
 }
