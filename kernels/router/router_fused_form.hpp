@@ -30,9 +30,11 @@ enum class RouterFusedForm { one_launch, gemv_then_gate };
 // the GEMV + gate form; any other value is an InputError naming the variable.
 inline constexpr const char* kRouterFusedFormVariable = "FUSEBENCH_ROUTER_FUSED_FORM";
 
-// The rule: the one launch up to this many rows, GEMV + gate above.
-// TODO(run 73): set from the measured crossover of the two forms.
-inline constexpr std::int64_t kRouterOneLaunchMaxRows = 16;
+// The rule: the one launch up to this many rows, GEMV + gate above. Run 73 (H100, both forms in one
+// call, graph replay, S = 4, fp32 W, us; one launch / GEMV + gate): M = 1 5.78 / 6.44, M = 3 8.19 /
+// 8.21 (bf16 W and the other distributions: the two-launch form 0.05-0.2 faster), M = 8 11.87 /
+// 10.30, M = 16 17.31 / 10.65. The tie is at 3 rows; up to 2 the one launch's saved launch wins.
+inline constexpr std::int64_t kRouterOneLaunchMaxRows = 2;
 
 inline RouterFusedForm router_fused_form(std::int64_t rows, const char* asked) {
   const bool allowed = rows <= kRouterReduceLaunchRows;
