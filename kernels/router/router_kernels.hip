@@ -13,6 +13,7 @@
 // fused = GEMV + fused gate (2 launches; or 1, the one-launch form, by router_fused_launch_form);
 // chain = GEMV + reduce + gate (3 launches; 2 at M <= 16).
 #include "core/errors.hpp"
+#include "kernels/common/dependent_launch.hpp"
 #include "kernels/common/gpu_check.hpp"
 #include "kernels/common/multiprocessors.hpp"
 #include "kernels/fp8_quant/fp8_quant_device.hpp"
@@ -41,6 +42,7 @@ __global__ __launch_bounds__(kRouterThreads) void router_gemv_kernel(const std::
   constexpr int kGemvBytes = kWide ? router_gemv_wide_stage_bytes(kRowTile) : router_gemv_stage_bytes(kRowTile);
   constexpr int kBytes = kGemvBytes > kStageBytes ? kGemvBytes : kStageBytes;
   __shared__ uint4 smem[kBytes / 16];
+  allow_dependent_launch();  // a reduce or gate launched after this one may get resident now (it waits for us)
   const float bias = kTail == GemvTail::gate ? router_bias_preload(gate) : 0.0f;  // before the GEMV (the tail's)
   if constexpr (kWide)
     router_gemv_wide_item<kW, kRowTile>(x, w, partials, sh, static_cast<int>(blockIdx.x), reinterpret_cast<float*>(smem));
@@ -63,6 +65,8 @@ __global__ __launch_bounds__(kRouterThreads) void router_gemv_kernel(const std::
 }
 
 __global__ void router_reduce_kernel(const float* partials, float* logits, std::int64_t slice, int split_k) {
+  allow_dependent_launch();
+  grid_dependency_wait();  // the GEMV's partials (launch_after_previous)
   const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= slice) return;
   const std::int64_t at[1] = {i};
@@ -76,6 +80,7 @@ template <bool kFromPartials>
 __global__ __launch_bounds__(kRouterThreads) void router_gate_kernel(RouterGateArgs a, const float* partials,
                                                                      float* logits, std::int32_t* ids,
                                                                      float* weights) {
+  grid_dependency_wait();  // the partials or logits of the launch before (launch_after_previous)
   const int row = static_cast<int>(blockIdx.x) * kRouterGroups + static_cast<int>(threadIdx.x / 32);
   if (row >= a.rows) return;  // a whole lane group with no row (its shuffles are its own)
   float l[8] = {};
@@ -150,23 +155,25 @@ void router_gemv_logits_launch(const RouterParams& p, const RouterBuffers& b, vo
   gemv_launch(p, b, GemvTail::logits, stream);
 }
 
+// The reduce and the gates read what the launch before them wrote, and are launched to overlap its
+// tail (dependent_launch.hpp: on NVIDIA sm_90 their blocks wait on the device, not in the queue).
 void router_reduce_launch(const RouterParams& p, const RouterBuffers& b, void* stream) {
   const std::int64_t slice = p.rows * p.experts;
-  router_reduce_kernel<<<grid_for(slice, kRouterThreads), kRouterThreads, 0, static_cast<hipStream_t>(stream)>>>(
-      b.partials, b.logits, slice, static_cast<int>(p.split_k));
-  gpu_check_launch("router_reduce_kernel");
+  launch_after_previous("router_reduce_kernel", router_reduce_kernel, grid_for(slice, kRouterThreads),
+                        dim3(kRouterThreads), static_cast<hipStream_t>(stream), b.partials, b.logits, slice,
+                        static_cast<int>(p.split_k));
 }
 
 void router_gate_launch(const RouterParams& p, const RouterBuffers& b, void* stream) {
-  router_gate_kernel<false><<<grid_for(p.rows, kRouterGroups), kRouterThreads, 0, static_cast<hipStream_t>(stream)>>>(
-      gate_args(p, b), b.partials, b.logits, b.topk_ids, b.topk_weights);
-  gpu_check_launch("router_gate_kernel");
+  launch_after_previous("router_gate_kernel", router_gate_kernel<false>, grid_for(p.rows, kRouterGroups),
+                        dim3(kRouterThreads), static_cast<hipStream_t>(stream), gate_args(p, b), b.partials, b.logits,
+                        b.topk_ids, b.topk_weights);
 }
 
 void router_gate_partials_launch(const RouterParams& p, const RouterBuffers& b, void* stream) {
-  router_gate_kernel<true><<<grid_for(p.rows, kRouterGroups), kRouterThreads, 0, static_cast<hipStream_t>(stream)>>>(
-      gate_args(p, b), b.partials, b.logits, b.topk_ids, b.topk_weights);
-  gpu_check_launch("router_gate_partials_kernel");
+  launch_after_previous("router_gate_partials_kernel", router_gate_kernel<true>, grid_for(p.rows, kRouterGroups),
+                        dim3(kRouterThreads), static_cast<hipStream_t>(stream), gate_args(p, b), b.partials, b.logits,
+                        b.topk_ids, b.topk_weights);
 }
 
 void router_fused_launch_as(const RouterParams& p, const RouterBuffers& b, RouterFusedForm form, void* stream) {
