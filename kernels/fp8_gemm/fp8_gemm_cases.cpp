@@ -17,6 +17,7 @@
 #include "kernels/fp8_gemm/fp8_gemm_cpu_limit.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_inputs.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_math.hpp"
+#include "kernels/fp8_gemm/fp8_gemm_small_m_tile.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_tile_width.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_vendor.hpp"
 #include "reference/fp8_gemm_ref.hpp"
@@ -42,6 +43,7 @@ struct VariantPlan {
   bool matrix_unit = false;
   bool vendor = false;  // no emulation: checked against fp64 and the other variants
   bool mma = false;  // the mma.sync e4m3 kernel: its own availability
+  bool small_m = false;  // F8's weight-streaming kernel: its row tile is a launch choice
 };
 
 void canonical_emu_all(const Fp8GemmParams& p, const Fp8GemmBuffers& b) { fp8_gemm_canonical_emu(p, b); }
@@ -53,7 +55,7 @@ std::vector<VariantPlan> plans(GemmKind kind) {
   const VariantPlan vendor{Order::blocked, FB_GPU_LAUNCHER(fp8_gemm_vendor_launch), false, true};
   const VariantPlan mma{Order::blocked, FB_GPU_LAUNCHER(fp8_gemm_mma_launch), false, false, true};
   if (kind == GemmKind::ptpc) return {plain, wgmma, vendor, mma};
-  return {{Order::canonical, FB_GPU_LAUNCHER(fp8_gemm_small_m_launch), false}, plain, wgmma, vendor, mma};
+  return {{Order::canonical, FB_GPU_LAUNCHER(fp8_gemm_small_m_launch), false, false, false, true}, plain, wgmma, vendor, mma};
 }
 
 std::string kind_name(GemmKind kind) { return kind == GemmKind::ptpc ? "fp8_gemm/ptpc" : "fp8_gemm/small_m"; }
@@ -120,9 +122,12 @@ class Fp8GemmInstance final : public CaseInstance {
     return 0;
   }
 
-  // The wgmma kernel's CTA tile on the GPU, as its launcher picks it.
+  // On the GPU, as the launchers pick them: the wgmma kernel's CTA tile, and F8's row tile (the
+  // small_m variant: its `row_tile` axis, or the rule for `auto`).
   std::string launch_config(VariantId v, Backend backend) const override {
-    if (backend != Backend::gpu || !plans_.at(v).matrix_unit) return {};
+    if (backend != Backend::gpu) return {};
+    if (plans_.at(v).small_m) return fp8_gemm_small_m_tile_text(p_.rows, p_.row_tile);
+    if (!plans_.at(v).matrix_unit) return {};
     return wgmma_tile_text(fp8_gemm_launch_tile_cols(p_.rows, p_.cols));
   }
 

@@ -158,6 +158,16 @@ TEST(Fp8GemmHarness, LaunchConfigsNameTheTileTheRuleOrTheKnobPicks) {
   EXPECT_EQ(form(ptpc, gemm_point(4096, 1536, 6144), "wgmma", Backend::gpu), "tile 128x192");
   EXPECT_EQ(form(ptpc, gemm_point(1024, 1536, 6144), "wgmma", Backend::gpu), "tile 128x128");
   EXPECT_EQ(form(ptpc, gemm_point(4096, 1536, 6144), "plain", Backend::gpu), "");
+  // F8's row tile: M itself up to 4 rows, then 8, then 16; an explicit `row_tile` wins.
+  const KernelCase& f8 = *reg.find("fp8_gemm/small_m");
+  EXPECT_EQ(form(f8, gemm_point(3, 1536, 6144), "small_m", Backend::gpu), "row tile 3");
+  EXPECT_EQ(form(f8, gemm_point(6, 1536, 6144), "small_m", Backend::gpu), "row tile 8");
+  EXPECT_EQ(form(f8, gemm_point(16, 1536, 6144), "small_m", Backend::gpu), "row tile 16");
+  Point tiled = gemm_point(16, 1536, 6144);
+  tiled.set("row_tile", std::string("4"));
+  EXPECT_EQ(form(f8, tiled, "small_m", Backend::gpu), "row tile 4");
+  EXPECT_EQ(form(f8, gemm_point(3, 1536, 6144), "general", Backend::gpu), "");
+  EXPECT_EQ(form(f8, gemm_point(3, 1536, 6144), "small_m", Backend::cpu), "");
   setenv("FUSEBENCH_BLOCKSCALE_TILE_N", "128", 1);
   setenv("FUSEBENCH_GEMM_TILE_N", "192", 1);
   EXPECT_EQ(form(bs, big, "wgmma", Backend::gpu), "tile 128x128");
