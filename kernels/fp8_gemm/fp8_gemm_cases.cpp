@@ -20,6 +20,7 @@
 #include "kernels/fp8_gemm/fp8_gemm_small_m_tile.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_tile_width.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_vendor.hpp"
+#include "kernels/fp8_gemm/fp8_gemm_wgmma_epilogue.hpp"
 #include "reference/fp8_gemm_ref.hpp"
 
 namespace fb {
@@ -122,13 +123,15 @@ class Fp8GemmInstance final : public CaseInstance {
     return 0;
   }
 
-  // On the GPU, as the launchers pick them: the wgmma kernel's CTA tile, and F8's row tile (the
-  // small_m variant: its `row_tile` axis, or the rule for `auto`).
+  // On the GPU, as the launchers pick them: the wgmma kernel's CTA tile and epilogue (e.g.
+  // "tile 128x192, staged epilogue"), and F8's row tile (the small_m variant: its `row_tile` axis,
+  // or the rule for `auto`).
   std::string launch_config(VariantId v, Backend backend) const override {
     if (backend != Backend::gpu) return {};
     if (plans_.at(v).small_m) return fp8_gemm_small_m_tile_text(p_.rows, p_.row_tile);
     if (!plans_.at(v).matrix_unit) return {};
-    return wgmma_tile_text(fp8_gemm_launch_tile_cols(p_.rows, p_.cols));
+    return wgmma_tile_text(fp8_gemm_launch_tile_cols(p_.rows, p_.cols)) + ", " +
+           wgmma_epilogue_text(wgmma_launch_epilogue_staged(p_.cols));
   }
 
   std::string variant_skip_reason(VariantId v, Backend backend) const override {

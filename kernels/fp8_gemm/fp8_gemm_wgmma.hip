@@ -21,7 +21,9 @@
 #include "kernels/fp8_gemm/fp8_gemm_math.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_tile_width.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_device.hpp"
+#include "kernels/fp8_gemm/fp8_gemm_wgmma_epilogue.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_probe.hpp"
+#include "kernels/fp8_gemm/fp8_gemm_wgmma_store.hpp"
 
 namespace fb {
 namespace {
@@ -30,16 +32,20 @@ namespace {
 // scales.
 constexpr int gemm_scale_floats(int tile_n) { return kWgmmaTileM + tile_n; }
 // The pipeline's bytes, then two buffers (by unit parity) of each consumer warpgroup's scales.
-constexpr int gemm_smem_bytes(int tile_n) {
+constexpr int gemm_scale_area_end(int tile_n) {
   return wgmma_pipeline_bytes(tile_n) + 2 * kWgmmaConsumerGroups * gemm_scale_floats(tile_n) * 4;
 }
+// Then the staged epilogue's areas (fp8_gemm_wgmma_store.hpp).
+constexpr int gemm_smem_bytes(int tile_n) { return gemm_scale_area_end(tile_n) + wgmma_store_bytes(tile_n); }
 
 // Persistent: CTA c takes tiles c, c + G, ... (G = gridDim.x, at most one CTA per SM), N fastest, so
 // the CTAs in flight at any time share each A tile through L2 as a one-tile-per-CTA grid would.
 // kTileN: 128, or the wide tile's 192 (fp8_gemm_wgmma_tile_cols, fp8_gemm_tile_width.hpp).
 template <int kTileN>
 __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_gemm_wgmma_kernel(Fp8GemmParams p, Fp8GemmBuffers b,
-                                                                       const FB_GRID_CONSTANT WgmmaOperands maps) {
+                                                                       const FB_GRID_CONSTANT WgmmaOperands maps,
+                                                                       const FB_GRID_CONSTANT WgmmaTensorMap c_map,
+                                                                       bool staged) {
 #if FB_WGMMA_AVAILABLE
   extern __shared__ __align__(128) std::uint8_t smem[];
   constexpr int kAccRegs = wgmma_acc_regs(kTileN), kScaleFloats = gemm_scale_floats(kTileN);
@@ -91,6 +97,23 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_gemm_wgmma_kernel(Fp8
     const std::int64_t m_hi = m_lo + 8;  // registers j with (j / 2) % 2 == 1
     const float as_lo = s[wgmma_acc_row(0)], as_hi = s[wgmma_acc_row(0) + 8];
     const float* col_scales = s + kWgmmaTileM;
+    if (staged) {
+      // Through shared memory and the TMA (fp8_gemm_wgmma_store.hpp), every tile: the TMA clips
+      // rows and columns past C (their column scales are 0 and nothing of them is written).
+      if (m0 >= p.rows) return;
+      std::uint8_t* area = wgmma_store_area<kTileN>(smem + gemm_scale_area_end(kTileN), g);
+      wgmma_store_wait_area(g);
+#pragma unroll
+      for (int q = 0; q < kAccRegs / 4; ++q) {  // the fast path's arithmetic below, to shared memory
+        const float2 bs = *reinterpret_cast<const float2*>(col_scales + wgmma_acc_col(4 * q));
+        const float lo0 = (acc[4 * q] * bs.x) * as_lo, lo1 = (acc[4 * q + 1] * bs.y) * as_lo;
+        const float hi0 = (acc[4 * q + 2] * bs.x) * as_hi, hi1 = (acc[4 * q + 3] * bs.y) * as_hi;
+        wgmma_store_pair(area, 4 * q, bf16x2_from_float(lo0, lo1));
+        wgmma_store_pair(area, 4 * q + 2, bf16x2_from_float(hi0, hi1));
+      }
+      wgmma_store_issue<kTileN>(area, &c_map, m0, w.n0, g);
+      return;
+    }
     if (m0 + kWgmmaTileM <= p.rows && w.n0 + kTileN <= p.cols && p.cols % 2 == 0) {
       // This warpgroup's 64 x kTileN inside C (at the m31 shapes, every warpgroup with rows in C from
       // M = 64 on): no bounds, a pair of columns per
@@ -130,10 +153,13 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_gemm_wgmma_kernel(Fp8
     }
   };
   wgmma_pipeline<kTileN>(smem, maps, p.rows, unit, start, promote, finish);
+  if (staged) wgmma_store_drain();
 #else
   (void)p;
   (void)b;
   (void)maps;
+  (void)c_map;
+  (void)staged;
 #endif
 }
 
@@ -155,7 +181,9 @@ void launch_tiles(const Fp8GemmParams& p, const Fp8GemmBuffers& b, hipStream_t s
   // Persistent: at most one CTA per SM (run 53b: 1.08-1.18x over one CTA per tile at 32768 rows).
   const auto grid = static_cast<unsigned>(std::min<std::int64_t>(tiles, device_multiprocessors()));
   const WgmmaOperands maps = wgmma_operands(b.a, p.rows, b.b, p.cols, p.depth, kTileN);
-  fp8_gemm_wgmma_kernel<kTileN><<<grid, kWgmmaCtaThreads, kBytes, stream>>>(p, b, maps);
+  const bool staged = wgmma_launch_epilogue_staged(p.cols) && wgmma_output_map_fits(b.c, p.cols);
+  const WgmmaTensorMap c_map = staged ? wgmma_output_map(b.c, p.rows, p.cols) : WgmmaTensorMap{};
+  fp8_gemm_wgmma_kernel<kTileN><<<grid, kWgmmaCtaThreads, kBytes, stream>>>(p, b, maps, c_map, staged);
   gpu_check_launch("fp8_gemm_wgmma_kernel");
 }
 

@@ -34,3 +34,26 @@ FB_HD constexpr int wgmma_tile_offset(int row, int k) { return row * 128 + (((k 
 FB_HD constexpr int tma_swizzle_128b(int linear) { return linear ^ (((linear >> 7) & 7) << 4); }
 
 }  // namespace fb
+
+namespace fb {
+
+// The staged epilogue (fp8_gemm_wgmma_store.hpp): a consumer warpgroup writes its 64 x tile_n bf16
+// tile into shared memory as tile_n / 64 boxes of 64 rows x 64 columns (8 KB each, one 128-byte
+// line a row), each in the TMA's 128-byte swizzle, and a TMA store copies every box to C. Element
+// (row, col) of the warpgroup's tile lies at this byte offset from the (1024-byte aligned) area.
+inline constexpr int kWgmmaStoreBoxCols = 64;
+inline constexpr int kWgmmaStoreBoxBytes = kWgmmaTileM * kWgmmaStoreBoxCols * 2;
+FB_HD constexpr int wgmma_store_offset(int row, int col) {
+  return (col / kWgmmaStoreBoxCols) * kWgmmaStoreBoxBytes + tma_swizzle_128b(row * 128 + (col % kWgmmaStoreBoxCols) * 2);
+}
+// The same offset for the pair of accumulator registers j, j + 1 (j even) of lane `lane` of warp
+// `warp` of the warpgroup (row 16 warp + lane / 4 + 8 ((j / 2) % 2), columns 8 (j / 4) + 2 (lane % 4)
+// and one more), written so that the swizzle's XOR is one per register group: the row's low three
+// bits are lane / 4 whichever the warp and the half.
+FB_HD constexpr int wgmma_store_pair_offset(int warp, int lane, int j) {
+  const int row = 16 * warp + lane / 4 + 8 * ((j / 2) % 2);
+  const int chunk = (j / 4) % 8;  // the 16-byte chunk of the 128-byte line, before the swizzle
+  return (j / 32) * kWgmmaStoreBoxBytes + row * 128 + ((chunk ^ (lane / 4)) << 4) + 4 * (lane % 4);
+}
+
+}  // namespace fb

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <string>
 
 #include "core/errors.hpp"
@@ -21,6 +22,10 @@ WgmmaOperands wgmma_operands(const std::uint8_t*, std::int64_t, const std::uint8
 }
 WgmmaTensorMap wgmma_rows_map(const char* what, const std::uint8_t*, std::int64_t, int, std::int64_t) {
   throw DeviceError(std::string("wgmma_rows_map (") + what + "): no TMA on AMD");
+}
+bool wgmma_output_map_fits(const std::uint16_t*, std::int64_t) { return false; }
+WgmmaTensorMap wgmma_output_map(std::uint16_t*, std::int64_t, std::int64_t) {
+  throw DeviceError("wgmma_output_map: no TMA on AMD");
 }
 #else
 namespace {
@@ -70,6 +75,25 @@ WgmmaOperands wgmma_operands(const std::uint8_t* a, std::int64_t rows, const std
 WgmmaTensorMap wgmma_rows_map(const char* what, const std::uint8_t* base, std::int64_t rows, int box_rows,
                               std::int64_t depth) {
   return encode(what, base, rows, box_rows, depth);
+}
+
+bool wgmma_output_map_fits(const std::uint16_t* c, std::int64_t cols) {
+  return cols % 8 == 0 && reinterpret_cast<std::uintptr_t>(c) % 16 == 0;
+}
+
+WgmmaTensorMap wgmma_output_map(std::uint16_t* c, std::int64_t rows, std::int64_t cols) {
+  WgmmaTensorMap map{};
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t row_stride[1] = {static_cast<cuuint64_t>(cols) * 2};
+  const cuuint32_t box[2] = {kWgmmaStoreBoxCols, kWgmmaTileM};
+  const cuuint32_t element_strides[2] = {1, 1};
+  const CUresult r = encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, c, dims, row_stride, box, element_strides,
+                               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw DeviceError(fmt::format("TMA: cuTensorMapEncodeTiled refused the C map ({} x {} bf16 at {}): CUresult {}",
+                                  rows, cols, static_cast<const void*>(c), static_cast<int>(r)));
+  return map;
 }
 #endif
 

@@ -43,4 +43,11 @@ WgmmaOperands wgmma_operands(const std::uint8_t* a, std::int64_t rows, const std
 WgmmaTensorMap wgmma_rows_map(const char* what, const std::uint8_t* base, std::int64_t rows, int box_rows,
                               std::int64_t depth);
 
+// The staged epilogue's map of C (fp8_gemm_wgmma_store.hpp): bf16 rows x cols, boxes of 64 rows x
+// 64 columns in the 128-byte swizzle. It exists where wgmma_output_map_fits: the TMA needs the
+// base 16-byte aligned and a row a multiple of 16 bytes (cols % 8 == 0); elsewhere the kernels
+// store from the registers.
+bool wgmma_output_map_fits(const std::uint16_t* c, std::int64_t cols);
+WgmmaTensorMap wgmma_output_map(std::uint16_t* c, std::int64_t rows, std::int64_t cols);
+
 }  // namespace fb

@@ -26,6 +26,7 @@
 #include "kernels/fp8_gemm/fp8_gemm_bounds.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_cpu_limit.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_inputs.hpp"
+#include "kernels/fp8_gemm/fp8_gemm_wgmma_epilogue.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale_schedule.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale_vendor.hpp"
@@ -195,10 +196,11 @@ class BlockscaleGemmInstance final : public CaseInstance {
   }
 
   // The sm_90a kernel's CTA tile on the GPU (wgmma and its direct form): the knob's width, else the
-  // rule by M and N.
+  // rule by M and N; the direct form's epilogue too (fp8_gemm_wgmma_epilogue.hpp).
   std::string launch_config(VariantId v, Backend backend) const override {
     if (backend != Backend::gpu || (v != kWgmma && v != kDirect)) return {};
-    return blockscale_tile_text(p_);
+    if (v == kWgmma) return blockscale_tile_text(p_);  // the turnstile's epilogue: acc and C from the registers
+    return blockscale_tile_text(p_) + ", " + wgmma_epilogue_text(wgmma_launch_epilogue_staged(p_.cols));
   }
 
   std::string variant_skip_reason(VariantId v, Backend backend) const override {

@@ -20,7 +20,9 @@
 #include "kernels/common/gpu_check.hpp"
 #include "kernels/common/multiprocessors.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_device.hpp"
+#include "kernels/fp8_gemm/fp8_gemm_wgmma_epilogue.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_probe.hpp"
+#include "kernels/fp8_gemm/fp8_gemm_wgmma_store.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale_epoch.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale_schedule.hpp"
@@ -57,7 +59,9 @@ template <int kTileN, bool kDirect>
 __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kernel(Fp8BlockscaleParams p,
                                                                              Fp8BlockscaleBuffers b,
                                                                              std::uint32_t epoch,
-                                                                             const FB_GRID_CONSTANT WgmmaOperands maps) {
+                                                                             const FB_GRID_CONSTANT WgmmaOperands maps,
+                                                                             const FB_GRID_CONSTANT WgmmaTensorMap c_map,
+                                                                             bool staged) {
 #if FB_WGMMA_AVAILABLE
   extern __shared__ __align__(128) std::uint8_t smem[];
   const std::int64_t kb_count = p.k_blocks();
@@ -113,16 +117,28 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
   // on. With one slice nobody waits, so neither barrier is needed.
   const auto finish = [&](const WgmmaUnit&) {
     if constexpr (kDirect) {
-      // One slice (the launcher's check): C from the registers, one 4-byte store per pair.
+      // One slice (the launcher's check): C from the registers, staged through shared memory and
+      // copied by the TMA (fp8_gemm_wgmma_store.hpp) where the C map fits, else one 4-byte store
+      // per pair.
       const std::int64_t n0 = static_cast<std::int64_t>(schedule32.n_block(u)) * kTileN;
-      const std::int64_t row_lo =
-          static_cast<std::int64_t>(schedule32.m_tile(u)) * kWgmmaCtaM + g_row + wgmma_acc_row(0);
+      const std::int64_t m0 = static_cast<std::int64_t>(schedule32.m_tile(u)) * kWgmmaCtaM + g_row;
+      u += static_cast<int>(gridDim.x);
+      if (staged) {
+        if (m0 >= p.rows) return;  // the whole warpgroup: nothing of its tile lies in C
+        const int g = wgmma_consumer_group();
+        std::uint8_t* area = wgmma_store_area<kTileN>(smem + wgmma_pipeline_bytes(kTileN), g);
+        wgmma_store_wait_area(g);
+#pragma unroll
+        for (int j = 0; j < kAccRegs; j += 2) wgmma_store_pair(area, j, blockscale_direct_c_pair(part[j], part[j + 1]));
+        wgmma_store_issue<kTileN>(area, &c_map, m0, n0, g);
+        return;
+      }
+      const std::int64_t row_lo = m0 + wgmma_acc_row(0);
 #pragma unroll
       for (int j = 0; j < kAccRegs; j += 2) {
         const std::int64_t m = row_lo + 8 * ((j / 2) % 2), n = n0 + wgmma_acc_col(j);
         if (m < p.rows) *reinterpret_cast<std::uint32_t*>(b.c + m * p.cols + n) = blockscale_direct_c_pair(part[j], part[j + 1]);
       }
-      u += static_cast<int>(gridDim.x);
       return;
     }
     const int slice = schedule32.slice(u);
@@ -165,11 +181,14 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
     u += static_cast<int>(gridDim.x);  // this CTA's next unit (BlockscaleSchedule::unit)
   };
   wgmma_pipeline<kTileN>(smem, maps, p.rows, unit, start, promote, finish);
+  if (kDirect && staged) wgmma_store_drain();
 #else
   (void)p;
   (void)b;
   (void)epoch;
   (void)maps;
+  (void)c_map;
+  (void)staged;
 #endif
 }
 
@@ -184,7 +203,8 @@ namespace {
 
 template <int kTileN, bool kDirect>
 void launch_tiles(const Fp8BlockscaleParams& p, const Fp8BlockscaleBuffers& b, std::int64_t units, hipStream_t stream) {
-  constexpr int kBytes = wgmma_pipeline_bytes(kTileN);
+  // The direct form's staged epilogue takes its areas past the pipeline's bytes.
+  constexpr int kBytes = wgmma_pipeline_bytes(kTileN) + (kDirect ? wgmma_store_bytes(kTileN) : 0);
   wgmma_pipeline_allow_smem<fp8_blockscale_wgmma_kernel<kTileN, kDirect>, kBytes>();
   // Persistent, at most one CTA per SM: the turnstile's progress needs each to find an SM
   // (fp8_blockscale_schedule.hpp).
@@ -196,7 +216,10 @@ void launch_tiles(const Fp8BlockscaleParams& p, const Fp8BlockscaleBuffers& b, s
   const auto grid = static_cast<unsigned>(std::min<std::int64_t>(units, device_multiprocessors()));
 #endif
   const WgmmaOperands maps = wgmma_operands(b.a, p.rows, b.b, p.cols, p.depth, kTileN);
-  fp8_blockscale_wgmma_kernel<kTileN, kDirect><<<grid, kWgmmaCtaThreads, kBytes, stream>>>(p, b, next_blockscale_epoch(), maps);
+  const bool staged = kDirect && wgmma_launch_epilogue_staged(p.cols) && wgmma_output_map_fits(b.c, p.cols);
+  const WgmmaTensorMap c_map = staged ? wgmma_output_map(b.c, p.rows, p.cols) : WgmmaTensorMap{};
+  fp8_blockscale_wgmma_kernel<kTileN, kDirect>
+      <<<grid, kWgmmaCtaThreads, kBytes, stream>>>(p, b, next_blockscale_epoch(), maps, c_map, staged);
   gpu_check_launch("fp8_blockscale_wgmma_kernel");
 }
 

@@ -18,6 +18,7 @@
 #include "core/kernel_case.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_bounds.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_inputs.hpp"
+#include "kernels/fp8_gemm/fp8_gemm_wgmma_epilogue.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale_cases.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale_math.hpp"
@@ -308,7 +309,8 @@ TEST(Fp8BlockscaleGpu, WideTileEqualsTheNarrowTileBitwiseOnCAndAcc) {
     EXPECT_EQ(with_tile("192", d, q, 0xFF).first, wide.first) << "repeat " << what;
   }
 }
-// The direct form (S = 1) writes C from the registers: the acc form's C bit for bit, for both tile
+// The direct form (S = 1) writes C from the registers: the acc form's C bit for bit, with either
+// epilogue (staged through shared memory and the TMA, or from the registers), for both tile
 // widths (odd M, more units than SMs, both scale-block splits of the wide tile), repeatable, within
 // the fp64 budget, and acc is left exactly as it was (filled with 0x77 here, never +0). S > 1 is
 // an input error.
@@ -339,8 +341,12 @@ TEST(Fp8BlockscaleGpu, DirectWritesTheAccFormsCBitwiseAndLeavesAccAlone) {
       const std::string what = std::string("width ") + width + " M=" + std::to_string(sh.m) + " N=" + std::to_string(sh.n) +
                                " K=" + std::to_string(sh.k);
       const std::vector<std::uint16_t> acc_form = d.run(q, fp8_blockscale_wgmma_launch, 0xFF);
-      const auto got = direct(d, q, 0x5A);
+      const auto got = direct(d, q, 0x5A);  // the staged epilogue (the default: every N here is a multiple of 8)
       EXPECT_EQ(std::memcmp(got.first.data(), acc_form.data(), acc_form.size() * 2), 0) << "C " << what;
+      setenv(kWgmmaEpilogueVariable, "registers", 1);  // and the register epilogue
+      const auto registers = direct(d, q, 0x33);
+      unsetenv(kWgmmaEpilogueVariable);
+      EXPECT_EQ(std::memcmp(registers.first.data(), acc_form.data(), acc_form.size() * 2), 0) << "C, registers, " << what;
       EXPECT_TRUE(std::all_of(got.second.begin(), got.second.end(), [](std::uint8_t x) { return x == 0x77; }))
           << "acc written " << what;
       const Fp64Check c = q.fp64(got.first, true);

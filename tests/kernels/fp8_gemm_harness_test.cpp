@@ -133,8 +133,8 @@ TEST(Fp8GemmHarness, ImpossibleShapesAreInputErrorsAndPrefillIsACpuSkip) {
 }
 
 // The tile a wgmma kernel launches on the GPU (CaseInstance::launch_config, reported per variant in
-// launch_configs): the rule by M and N, or the knob's width; nothing on the CPU backend, nothing for
-// variants with one form.
+// launch_configs): the rule by M and N, or the knob's width, and where C leaves through the staged
+// epilogue; nothing on the CPU backend, nothing for variants with one form.
 TEST(Fp8GemmHarness, LaunchConfigsNameTheTileTheRuleOrTheKnobPicks) {
   Registry reg;
   register_all_families(reg);
@@ -148,15 +148,15 @@ TEST(Fp8GemmHarness, LaunchConfigsNameTheTileTheRuleOrTheKnobPicks) {
   unsetenv("FUSEBENCH_GEMM_TILE_N");
   const Point big = blockscale_point(4096, 2304, 6144, 1, true), small = blockscale_point(192, 2304, 6144, 1, true);
   EXPECT_EQ(form(bs, big, "wgmma", Backend::gpu), "tile 128x192");
-  EXPECT_EQ(form(bs, big, "direct", Backend::gpu), "tile 128x192");
+  EXPECT_EQ(form(bs, big, "direct", Backend::gpu), "tile 128x192, staged epilogue");
   EXPECT_EQ(form(bs, small, "wgmma", Backend::gpu), "tile 128x128");
   const Point odd_n = blockscale_point(4096, 2048 + 128, 6144, 1, true);  // N % 384 != 0: no wide tile
   EXPECT_EQ(form(bs, odd_n, "wgmma", Backend::gpu), "tile 128x128");
   EXPECT_EQ(form(bs, big, "plain", Backend::gpu), "");
   EXPECT_EQ(form(bs, big, "vendor", Backend::gpu), "");
   EXPECT_EQ(form(bs, big, "wgmma", Backend::cpu), "");
-  EXPECT_EQ(form(ptpc, gemm_point(4096, 1536, 6144), "wgmma", Backend::gpu), "tile 128x192");
-  EXPECT_EQ(form(ptpc, gemm_point(1024, 1536, 6144), "wgmma", Backend::gpu), "tile 128x128");
+  EXPECT_EQ(form(ptpc, gemm_point(4096, 1536, 6144), "wgmma", Backend::gpu), "tile 128x192, staged epilogue");
+  EXPECT_EQ(form(ptpc, gemm_point(1024, 1536, 6144), "wgmma", Backend::gpu), "tile 128x128, staged epilogue");
   EXPECT_EQ(form(ptpc, gemm_point(4096, 1536, 6144), "plain", Backend::gpu), "");
   // F8's row tile: M itself up to 4 rows, then 8, then 16; an explicit `row_tile` wins.
   const KernelCase& f8 = *reg.find("fp8_gemm/small_m");
@@ -171,9 +171,15 @@ TEST(Fp8GemmHarness, LaunchConfigsNameTheTileTheRuleOrTheKnobPicks) {
   setenv("FUSEBENCH_BLOCKSCALE_TILE_N", "128", 1);
   setenv("FUSEBENCH_GEMM_TILE_N", "192", 1);
   EXPECT_EQ(form(bs, big, "wgmma", Backend::gpu), "tile 128x128");
-  EXPECT_EQ(form(ptpc, gemm_point(1024, 1536, 6144), "wgmma", Backend::gpu), "tile 128x192");
+  EXPECT_EQ(form(ptpc, gemm_point(1024, 1536, 6144), "wgmma", Backend::gpu), "tile 128x192, staged epilogue");
   unsetenv("FUSEBENCH_BLOCKSCALE_TILE_N");
   unsetenv("FUSEBENCH_GEMM_TILE_N");
+  // The epilogue: staged where N % 8 == 0 unless the knob asks for the register stores.
+  EXPECT_EQ(form(ptpc, gemm_point(1024, 1540, 6144), "wgmma", Backend::gpu), "tile 128x128, register epilogue");
+  setenv("FUSEBENCH_WGMMA_EPILOGUE", "registers", 1);
+  EXPECT_EQ(form(bs, big, "direct", Backend::gpu), "tile 128x192, register epilogue");
+  EXPECT_EQ(form(bs, big, "wgmma", Backend::gpu), "tile 128x192");
+  unsetenv("FUSEBENCH_WGMMA_EPILOGUE");
   EXPECT_EQ(form(f7, blockscale_point(4096, 2304, 6144, 2, false), "memset", Backend::cpu), "");
 #if !FUSEBENCH_HAS_GPU
   EXPECT_EQ(form(f7, blockscale_point(4096, 2304, 6144, 2, false), "prezeroed", Backend::gpu), "wgmma tile 128x192");

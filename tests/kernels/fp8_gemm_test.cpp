@@ -20,6 +20,7 @@
 #include "kernels/fp8_gemm/fp8_gemm_inputs.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_math.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_tile_width.hpp"
+#include "kernels/fp8_gemm/fp8_gemm_wgmma_epilogue.hpp"
 #include "reference/codecs/bf16.hpp"
 #include "reference/fp8_gemm_ref.hpp"
 #include "reference/metrics/error_stats.hpp"
@@ -326,6 +327,42 @@ TEST(Fp8GemmGpu, WgmmaWideTileEqualsTheNarrowTileBitwise) {
   }
 }
 
+// The staged epilogue (shared memory, then the TMA) writes the register epilogue's bytes: both
+// widths, partial row tiles (the TMA clips them), N not a multiple of the tile (clipped columns),
+// more tiles than SMs (an area reused after its previous copy), and a whole idle warpgroup (M = 1).
+// Every element is written: the two runs start from different poisons.
+TEST(Fp8GemmGpu, WgmmaStagedEpilogueEqualsTheRegisterEpilogueBitwise) {
+  FB_SKIP_WITHOUT_GPU();
+  if (const std::string why = fp8_gemm_wgmma_unavailable({64, 192, 128, Fp8Flavour::e4m3fn}); !why.empty())
+    GTEST_SKIP() << why;
+  struct Shape {
+    std::int64_t m, n, k;
+  };
+  const auto with = [](const char* epilogue, DeviceProblem& d, const Problem& q, std::uint8_t poison) {
+    setenv(kWgmmaEpilogueVariable, epilogue, 1);
+    std::vector<std::uint16_t> c = d.run(q, fp8_gemm_wgmma_launch, poison);
+    unsetenv(kWgmmaEpilogueVariable);
+    return c;
+  };
+  for (const char* width : {"128", "192"}) {
+    setenv(kGemmTileWidthVariable, width, 1);
+    for (const Shape s : {Shape{1, 192, 128}, Shape{100, 200, 256}, Shape{129, 384, 1024}, Shape{257, 1536, 768},
+                          Shape{1100, 3072, 128}, Shape{4100, 1536, 256}}) {
+      const Problem q(s.m, s.n, s.k, Fp8Flavour::e4m3fn, Distribution::edge, static_cast<std::uint64_t>(s.m * 7 + s.n));
+      DeviceProblem d(q);
+      const std::string what = std::string("width ") + width + " M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) +
+                               " K=" + std::to_string(s.k);
+      const std::vector<std::uint16_t> registers = with("registers", d, q, 0xFF);
+      const std::vector<std::uint16_t> staged = with("staged", d, q, 0x5A);
+      ASSERT_EQ(staged.size(), registers.size()) << what;
+      EXPECT_EQ(std::memcmp(staged.data(), registers.data(), registers.size() * 2), 0) << what;
+      expect_within(q.fp64(staged, blocked_beta(s.k)), what + " staged vs fp64");
+      EXPECT_EQ(with("staged", d, q, 0xFF), staged) << "repeat " << what;
+    }
+    unsetenv(kGemmTileWidthVariable);
+  }
+}
+
 // The mma kernel (F8 on the matrix units, the general GEMM up to 256 rows): the wgmma variant's
 // claims (fp64 within the matrix-unit budget, the blocked emulation within the pair bound, the same
 // bytes on a second run under another poison) at every token-tile count (1..8 rows: one tile;
@@ -351,38 +388,6 @@ TEST(Fp8GemmGpu, MmaWithinItsBoundsOfTheBlockedEmulationAndRepeatsBitwise) {
   // e4m3fnuz and K % 128 != 0 are refused with a reason, never run.
   EXPECT_FALSE(fp8_gemm_mma_unavailable({1, 128, 128, Fp8Flavour::e4m3fnuz}).empty());
   EXPECT_FALSE(fp8_gemm_mma_unavailable({1, 128, 96, Fp8Flavour::e4m3fn}).empty());
-}
-
-// The wgmma tiles' layout is the 128-byte swizzle (chunk c of row r in slot c ^ (r % 8)), and it is
-// exactly where the TMA's 128-byte swizzle writes a box of 128-byte rows: every byte of a 64- and
-// a 128-row tile lands at wgmma_tile_offset, each slot once.
-TEST(Fp8Gemm, TmaSwizzleWritesTheLayoutTheWgmmaDescriptorReads) {
-  EXPECT_EQ(wgmma_tile_offset(0, 0), 0);
-  EXPECT_EQ(wgmma_tile_offset(3, 16 * 5 + 7), 3 * 128 + (5 ^ 3) * 16 + 7);
-  EXPECT_EQ(wgmma_tile_offset(9, 16), 9 * 128 + (1 ^ 1) * 16);
-  EXPECT_EQ(tma_swizzle_128b(128 * 3 + 16 * 5 + 7), 3 * 128 + (5 ^ 3) * 16 + 7);
-  for (const int rows : {64, 128}) {
-    std::vector<int> hits(static_cast<std::size_t>(rows) * 128, 0);
-    for (int r = 0; r < rows; ++r)
-      for (int k = 0; k < 128; ++k) {
-        const int at = tma_swizzle_128b(128 * r + k);
-        ASSERT_EQ(at, wgmma_tile_offset(r, k)) << "row " << r << " k " << k;
-        ASSERT_EQ(at / 128, r) << "the swizzle keeps a row in its 128-byte line";
-        ++hits[static_cast<std::size_t>(at)];
-      }
-    for (const int h : hits) EXPECT_EQ(h, 1);
-  }
-}
-
-// The general GEMM's kernel choice at the layer's shapes, as run 51 measured them on the H200
-// (132 SMs, the TMA-fed wgmma CTA; us, mma / wgmma): 1536 x 6144 at M = 3 6.0 / 23.8, 24 10.2 / 23.7,
-// 96 23.7 / 28.1, 192 39.4 / 29.0, 1024 184 / 30.7; 6144 x 768 at M = 3 7.8 / 9.1, 24 9.0 / 9.0,
-// 96 23.5 / 11.3, 192 42.9 / 12.2.
-TEST(Fp8Gemm, GeneralTakesTheMmaKernelWhereRun51MeasuredItFaster) {
-  for (const std::int64_t m : {1, 3, 16, 24, 96}) EXPECT_TRUE(fp8_gemm_general_takes_mma(m, 1536, 132)) << m;
-  for (const std::int64_t m : {192, 1024}) EXPECT_FALSE(fp8_gemm_general_takes_mma(m, 1536, 132)) << m;
-  for (const std::int64_t m : {1, 3, 24, 48}) EXPECT_TRUE(fp8_gemm_general_takes_mma(m, 6144, 132)) << m;
-  for (const std::int64_t m : {96, 192, 1024, 32768}) EXPECT_FALSE(fp8_gemm_general_takes_mma(m, 6144, 132)) << m;
 }
 
 // The general GEMM as the layer calls it: the mma kernel at small M, wgmma past it
@@ -412,6 +417,93 @@ TEST(Fp8GemmGpu, VendorWithinTheMatrixUnitBudgetWhereItRuns) {
   }
 }
 #endif  // FUSEBENCH_HAS_GPU
+
+// ---- CPU: the layouts, the knobs and the kernel choice (host code; the GPU runs them above).
+
+// The wgmma tiles' layout is the 128-byte swizzle (chunk c of row r in slot c ^ (r % 8)), and it is
+// exactly where the TMA's 128-byte swizzle writes a box of 128-byte rows: every byte of a 64- and
+// a 128-row tile lands at wgmma_tile_offset, each slot once.
+TEST(Fp8Gemm, TmaSwizzleWritesTheLayoutTheWgmmaDescriptorReads) {
+  EXPECT_EQ(wgmma_tile_offset(0, 0), 0);
+  EXPECT_EQ(wgmma_tile_offset(3, 16 * 5 + 7), 3 * 128 + (5 ^ 3) * 16 + 7);
+  EXPECT_EQ(wgmma_tile_offset(9, 16), 9 * 128 + (1 ^ 1) * 16);
+  EXPECT_EQ(tma_swizzle_128b(128 * 3 + 16 * 5 + 7), 3 * 128 + (5 ^ 3) * 16 + 7);
+  for (const int rows : {64, 128}) {
+    std::vector<int> hits(static_cast<std::size_t>(rows) * 128, 0);
+    for (int r = 0; r < rows; ++r)
+      for (int k = 0; k < 128; ++k) {
+        const int at = tma_swizzle_128b(128 * r + k);
+        ASSERT_EQ(at, wgmma_tile_offset(r, k)) << "row " << r << " k " << k;
+        ASSERT_EQ(at / 128, r) << "the swizzle keeps a row in its 128-byte line";
+        ++hits[static_cast<std::size_t>(at)];
+      }
+    for (const int h : hits) EXPECT_EQ(h, 1);
+  }
+}
+
+// The staged epilogue's layout (fp8_gemm_wgmma_store.hpp): every element of a warpgroup's 64 x 128
+// and 64 x 192 tile lands in its box at the TMA's 128-byte swizzle of (row, column), each byte of
+// the area once; the offset a thread computes for its register pair is that element's; and the 32
+// lanes of a warp's store of one pair write 32 different banks (no shared-memory conflict).
+TEST(Fp8Gemm, StagedEpilogueLayoutIsTheTmaBoxesAndFreeOfBankConflicts) {
+  EXPECT_EQ(wgmma_store_offset(0, 0), 0);
+  EXPECT_EQ(wgmma_store_offset(3, 64 + 8 * 5 + 1), kWgmmaStoreBoxBytes + 3 * 128 + (5 ^ 3) * 16 + 2);
+  for (const int cols : {128, 192}) {
+    std::vector<int> hits(static_cast<std::size_t>(kWgmmaTileM) * cols * 2, 0);
+    for (int r = 0; r < kWgmmaTileM; ++r)
+      for (int c = 0; c < cols; ++c) {
+        const int at = wgmma_store_offset(r, c);
+        ASSERT_EQ(at, (c / 64) * kWgmmaStoreBoxBytes + tma_swizzle_128b(128 * r + 2 * (c % 64))) << r << " " << c;
+        ASSERT_LT(at + 1, static_cast<int>(hits.size()));
+        ++hits[static_cast<std::size_t>(at)];
+        ++hits[static_cast<std::size_t>(at) + 1];
+      }
+    for (const int h : hits) ASSERT_EQ(h, 1) << cols;
+    for (int warp = 0; warp < 4; ++warp)
+      for (int j = 0; j < cols / 2; j += 2) {
+        std::vector<int> bank_hits(32, 0);
+        for (int lane = 0; lane < 32; ++lane) {
+          const int row = 16 * warp + lane / 4 + 8 * ((j / 2) % 2), col = 8 * (j / 4) + 2 * (lane % 4);
+          const int at = wgmma_store_pair_offset(warp, lane, j);
+          ASSERT_EQ(at, wgmma_store_offset(row, col)) << "warp " << warp << " lane " << lane << " j " << j;
+          ++bank_hits[static_cast<std::size_t>((at / 4) % 32)];
+        }
+        for (const int h : bank_hits) ASSERT_EQ(h, 1) << "warp " << warp << " j " << j;
+      }
+  }
+}
+
+// The epilogue knob: staged by default where cols % 8 == 0, "registers" turns it off, anything else
+// is an InputError naming the variable.
+TEST(Fp8Gemm, EpilogueKnobParsesItsTwoFormsAndRejectsTheRest) {
+  EXPECT_TRUE(wgmma_epilogue_staged(1536, nullptr));
+  EXPECT_TRUE(wgmma_epilogue_staged(1536, ""));
+  EXPECT_TRUE(wgmma_epilogue_staged(1536, "staged"));
+  EXPECT_FALSE(wgmma_epilogue_staged(1536, "registers"));
+  EXPECT_FALSE(wgmma_epilogue_staged(137, nullptr));
+  EXPECT_FALSE(wgmma_epilogue_staged(250, "staged"));
+  for (const char* bad : {"tma", "Staged", "registers "}) {
+    try {
+      wgmma_epilogue_staged(1536, bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(kWgmmaEpilogueVariable), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(wgmma_epilogue_text(true), "staged epilogue");
+  EXPECT_EQ(wgmma_epilogue_text(false), "register epilogue");
+}
+
+// The general GEMM's kernel choice at the layer's shapes, as run 51 measured them on the H200
+// (132 SMs, the TMA-fed wgmma CTA; us, mma / wgmma): 1536 x 6144 at M = 3 6.0 / 23.8, 24 10.2 / 23.7,
+// 96 23.7 / 28.1, 192 39.4 / 29.0, 1024 184 / 30.7; 6144 x 768 at M = 3 7.8 / 9.1, 24 9.0 / 9.0,
+// 96 23.5 / 11.3, 192 42.9 / 12.2.
+TEST(Fp8Gemm, GeneralTakesTheMmaKernelWhereRun51MeasuredItFaster) {
+  for (const std::int64_t m : {1, 3, 16, 24, 96}) EXPECT_TRUE(fp8_gemm_general_takes_mma(m, 1536, 132)) << m;
+  for (const std::int64_t m : {192, 1024}) EXPECT_FALSE(fp8_gemm_general_takes_mma(m, 1536, 132)) << m;
+  for (const std::int64_t m : {1, 3, 24, 48}) EXPECT_TRUE(fp8_gemm_general_takes_mma(m, 6144, 132)) << m;
+  for (const std::int64_t m : {96, 192, 1024, 32768}) EXPECT_FALSE(fp8_gemm_general_takes_mma(m, 6144, 132)) << m;
+}
 
 }  // namespace
 }  // namespace fb
