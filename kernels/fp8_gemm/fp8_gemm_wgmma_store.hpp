@@ -3,9 +3,10 @@
 // so a warp's 4-byte stores of one register pair hit 32 different banks) and one of its threads
 // has the TMA copy the boxes to C, asynchronously: the warpgroup goes on to its next unit's MMAs
 // while the copies drain. Rows and columns past C are clipped by the TMA (the map's bounds).
-// Why (run 75): the register-to-global epilogue wrote 4-byte pairs, 8 rows of 16 bytes per warp
-// instruction, and the warpgroup waited for it; its cost, about 4 us a 128 x 192 unit at
-// 32768 rows (derived from three K at the same unit count), was the difference from cuBLASLt at K = 768.
+// Why: the register-to-global epilogue wrote 4-byte pairs, 8 rows of 16 bytes per warp
+// instruction, and the warpgroup waited for it: about 4 us a 128 x 192 unit at 32768 rows (fitted
+// from two K at the same unit count). Run 75 (H100): 1.27-1.43x at 32768 rows where K is 768 or
+// 2048, 1.01-1.04x at K = 6144 (kernels/fp8_gemm_blockscale/README.md, "Run 75").
 // The bits are the registers' bits: only the path to memory changes.
 #pragma once
 
