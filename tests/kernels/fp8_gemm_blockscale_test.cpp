@@ -309,7 +309,7 @@ TEST(Fp8BlockscaleGpu, WideTileEqualsTheNarrowTileBitwiseOnCAndAcc) {
     EXPECT_EQ(with_tile("192", d, q, 0xFF).first, wide.first) << "repeat " << what;
   }
 }
-// The direct form (S = 1) writes C from the registers: the acc form's C bit for bit, with either
+// The direct form (S = 1) writes C without the fp32 buffer: the acc form's C bit for bit, with either
 // epilogue (staged through shared memory and the TMA, or from the registers), for both tile
 // widths (odd M, more units than SMs, both scale-block splits of the wide tile), repeatable, within
 // the fp64 budget, and acc is left exactly as it was (filled with 0x77 here, never +0). S > 1 is
