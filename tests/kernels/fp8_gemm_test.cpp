@@ -296,6 +296,15 @@ TEST(Fp8GemmGpu, WgmmaWithinItsBoundsOfTheBlockedEmulationAtOddShapesAndRepeatsB
   }
 }
 
+// The wgmma GEMM's C under `poison` with the knob `variable` set to `value` for the launch (unset after).
+std::vector<std::uint16_t> run_wgmma_with(const char* variable, const char* value, DeviceProblem& d, const Problem& q,
+                                          std::uint8_t poison) {
+  setenv(variable, value, 1);
+  std::vector<std::uint16_t> c = d.run(q, fp8_gemm_wgmma_launch, poison);
+  unsetenv(variable);
+  return c;
+}
+
 // The wide tile (192 columns, FUSEBENCH_GEMM_TILE_N=192) forms every element from the same 128-K
 // block partials, added in the same order, with the same epilogue as the 128-wide tile, so C must be
 // the same bits. Shapes: N a multiple of 192 (where it applies), partial row tiles, K of one block,
@@ -308,10 +317,7 @@ TEST(Fp8GemmGpu, WgmmaWideTileEqualsTheNarrowTileBitwise) {
     std::int64_t m, n, k;
   };
   const auto with_tile = [](const char* cols, DeviceProblem& d, const Problem& q, std::uint8_t poison) {
-    setenv(kGemmTileWidthVariable, cols, 1);
-    std::vector<std::uint16_t> c = d.run(q, fp8_gemm_wgmma_launch, poison);
-    unsetenv(kGemmTileWidthVariable);
-    return c;
+    return run_wgmma_with(kGemmTileWidthVariable, cols, d, q, poison);
   };
   for (const Shape s : {Shape{1, 192, 128}, Shape{129, 384, 1024}, Shape{200, 1536, 6144}, Shape{257, 576, 768},
                         Shape{1100, 3072, 128}}) {
@@ -339,10 +345,7 @@ TEST(Fp8GemmGpu, WgmmaStagedEpilogueEqualsTheRegisterEpilogueBitwise) {
     std::int64_t m, n, k;
   };
   const auto with = [](const char* epilogue, DeviceProblem& d, const Problem& q, std::uint8_t poison) {
-    setenv(kWgmmaEpilogueVariable, epilogue, 1);
-    std::vector<std::uint16_t> c = d.run(q, fp8_gemm_wgmma_launch, poison);
-    unsetenv(kWgmmaEpilogueVariable);
-    return c;
+    return run_wgmma_with(kWgmmaEpilogueVariable, epilogue, d, q, poison);
   };
   for (const char* width : {"128", "192"}) {
     setenv(kGemmTileWidthVariable, width, 1);
