@@ -57,9 +57,10 @@ void fp8_blockscale_blocked_emu(const Fp8BlockscaleParams& p, const Fp8Blockscal
 void fp8_blockscale_plain_launch(const Fp8BlockscaleParams& p, const Fp8BlockscaleBuffers& b, void* stream);
 void fp8_blockscale_wgmma_launch(const Fp8BlockscaleParams& p, const Fp8BlockscaleBuffers& b, void* stream);
 std::string fp8_blockscale_wgmma_unavailable(const Fp8BlockscaleParams& p);
-// The same kernel in its direct form, for S = 1 only (an InputError otherwise): C = bf16(+0 + sum)
-// from the registers; acc is neither read nor written (nor needs zeroing), the tickets unused.
-// C is the acc form's C bit for bit after a memset.
+// The same kernel in its direct form: C = bf16(+0 + sum) from the registers (S = 1), or with S > 1
+// (at most 8: an InputError beyond) a tile's slices on a cluster of S CTAs added in shared memory
+// in slice order; acc is neither read nor written (nor needs zeroing), the tickets unused. C is
+// the acc form's C bit for bit after a memset, at the same S.
 void fp8_blockscale_wgmma_direct_launch(const Fp8BlockscaleParams& p, const Fp8BlockscaleBuffers& b, void* stream);
 // wgmma where available, the plain kernel elsewhere.
 void fp8_blockscale_general_launch(const Fp8BlockscaleParams& p, const Fp8BlockscaleBuffers& b, void* stream);

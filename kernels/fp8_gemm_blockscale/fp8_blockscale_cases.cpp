@@ -5,9 +5,9 @@
 //                                                                     then the sm_90a kernel), vendor
 //                                                                     (cuBLASLt VEC128 x BLK128x128,
 //                                                                     C only; S = 1 points), direct
-//                                                                     (S = 1: the sm_90a kernel
-//                                                                     writing C from its registers,
-//                                                                     no acc, no memset)
+//                                                                     (the sm_90a kernel writing C
+//                                                                     without acc or memset; S > 1
+//                                                                     in a cluster of S CTAs)
 //   fp8_gemm_blockscale/f7    RMSNorm -> fp8 1x128 -> the GEMM        variants memset (norm, memset,
 //                                                                     GEMM), prezeroed (the norm zeroes
 //                                                                     acc as a side job, then GEMM)
@@ -28,6 +28,7 @@
 #include "kernels/fp8_gemm/fp8_gemm_inputs.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_epilogue.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale.hpp"
+#include "kernels/fp8_gemm_blockscale/fp8_blockscale_cluster.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale_schedule.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale_vendor.hpp"
 #include "kernels/rmsnorm_fp8/rmsnorm_fp8.hpp"
@@ -103,7 +104,9 @@ void zero_rows(float* acc, const std::vector<std::int64_t>& rows, std::int64_t r
 }
 
 // The sm_90a kernel's CTA tile as its launcher picks it, for the reports' launch_configs.
-std::string blockscale_tile_text(const Fp8BlockscaleParams& p) { return wgmma_tile_text(blockscale_launch_tile_cols(p)); }
+std::string blockscale_tile_text(const Fp8BlockscaleParams& p, bool direct = false) {
+  return wgmma_tile_text(blockscale_launch_tile_cols(p, direct));
+}
 
 Work gemm_work(const Fp8BlockscaleParams& p, std::int64_t extra_read, std::int64_t extra_write) {
   Work w;
@@ -200,12 +203,14 @@ class BlockscaleGemmInstance final : public CaseInstance {
   std::string launch_config(VariantId v, Backend backend) const override {
     if (backend != Backend::gpu || (v != kWgmma && v != kDirect)) return {};
     if (v == kWgmma) return blockscale_tile_text(p_);  // the turnstile's epilogue: acc and C from the registers
-    return blockscale_tile_text(p_) + ", " + wgmma_epilogue_text(wgmma_launch_epilogue_staged(p_.cols));
+    if (p_.slices > 1) return blockscale_tile_text(p_, true) + fmt::format(", clusters of {} CTAs", p_.slices);
+    return blockscale_tile_text(p_, true) + ", " + wgmma_epilogue_text(wgmma_launch_epilogue_staged(p_.cols));
   }
 
   std::string variant_skip_reason(VariantId v, Backend backend) const override {
     if (v == kVendor) return vendor_skip_reason(backend);
-    if (v == kDirect && p_.slices != 1) return "direct writes C from the registers: S=1 points only (split-K needs acc)";
+    if (v == kDirect && p_.slices > kBlockscaleClusterMaxSlices)
+      return fmt::format("direct adds the slices in a cluster of S CTAs: S <= {} (S={})", kBlockscaleClusterMaxSlices, p_.slices);
     if (v != kWgmma && v != kDirect) return {};
     if (p_.flavour != Fp8Flavour::e4m3fn) return "wgmma takes OCP e4m3 only (fp8=e4m3fnuz)";
     if (p_.depth > kBoundDepth) return fmt::format("the wgmma claims are derived for K <= {} (K={})", kBoundDepth, p_.depth);
@@ -314,7 +319,8 @@ KernelCase make_gemm_case() {
   vendor.emulation_note = "a vendor library: checked against fp64 (matrix-unit budget) and against our variants only";
   VariantSpec direct;
   direct.name = "direct";
-  direct.summary = "S = 1: the matrix-unit kernel writing C from its registers (no acc, no memset; sm_90a)";
+  direct.summary = "the matrix-unit kernel writing C without acc or memset (sm_90a; S > 1: a tile's S slices on a "
+                   "cluster of S CTAs, added in shared memory in slice order)";
   direct.emulation = matrix_unit_claim();
   direct.emulation_note = wgmma.emulation_note;
   direct.writes = {"c"};

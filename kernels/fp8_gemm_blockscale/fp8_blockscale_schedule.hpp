@@ -35,6 +35,14 @@ struct BlockscaleSchedule {
   FB_HD Int tile(Int u) const { return u % tiles; }  // its turnstile's ticket
   FB_HD Int m_tile(Int u) const { return tile(u) / n_blocks; }
   FB_HD Int n_block(Int u) const { return tile(u) % n_blocks; }
+  // The direct form's split-K (fp8_blockscale_cluster.hpp): CTAs in clusters of `slices`, the CTA of
+  // rank r in a cluster taking slice r of the cluster's tiles c, c + C, ... (c the cluster, C the
+  // clusters): its i-th unit, numbered as above, or units() when it has no more. A cluster's CTAs
+  // take the same tiles in the same order, so each reaches each tile's exchange.
+  FB_HD Int cluster_unit(Int cta, Int i, Int ctas) const {
+    const Int clusters = ctas / slices, t = cta / slices + i * clusters;
+    return t < tiles ? (cta % slices) * tiles + t : units();
+  }
   // The unit whose turn comes just before u's (the same tile's previous slice), or -1 for slice 0.
   FB_HD Int waits_on(Int u) const { return u < tiles ? Int(-1) : u - tiles; }
   FB_HD BlockscaleSchedule<int> narrow() const {
@@ -67,9 +75,11 @@ FB_HD int blockscale_tile_cols(const Fp8BlockscaleParams& p, TileWidthAsk ask = 
   if (p.cols % (2 * kBlockscaleWideTileCols) != 0 || ask == TileWidthAsk::narrow) return 128;
   return ask == TileWidthAsk::wide || p.rows >= kBlockscaleWideMinRows ? kBlockscaleWideTileCols : 128;
 }
-// The width the sm_90a launcher takes (host): the knob's, else the rule. The cases report the same
-// call (launch_configs), so a report names what ran.
-inline int blockscale_launch_tile_cols(const Fp8BlockscaleParams& p) {
+// The width the sm_90a launcher takes (host): the knob's, else the rule; the direct form's split-K
+// always 128 (its cluster exchange holds a 128-wide tile: fp8_blockscale_cluster.hpp). The cases
+// report the same call (launch_configs), so a report names what ran.
+inline int blockscale_launch_tile_cols(const Fp8BlockscaleParams& p, bool direct = false) {
+  if (direct && p.slices > 1) return 128;
   return blockscale_tile_cols(p, tile_width_asked(kBlockscaleTileWidthVariable));
 }
 

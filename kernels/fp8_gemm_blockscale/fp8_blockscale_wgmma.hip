@@ -8,9 +8,11 @@
 // two for the wide tile). Then the tile's turnstile adds the slice into acc in slice order.
 // Deterministic (fixed instruction sequence, ordered slices); against the blocked emulation within
 // the bound of kernels/fp8_gemm/fp8_gemm_bounds.hpp.
-// The direct form (kDirect, S = 1 only) writes C = bf16(+0 + part) from the registers and never
-// touches acc: the acc form's C bit for bit, without the memset and acc's fp32 round trip (at
-// 32768 x 2304 x 6144 the direct form moves 0.37 GB of DRAM bytes, the acc form 1.27 GB).
+// The direct form (kDirect) writes C = bf16(+0 + part) from the registers and never touches acc:
+// the acc form's C bit for bit, without the memset and acc's fp32 round trip (at 32768 x 2304 x
+// 6144 the direct form moves 0.37 GB of DRAM bytes, the acc form 1.27 GB). With S > 1 slices
+// (128-wide tiles) a tile's slices run on the CTAs of one thread-block cluster and are added in
+// shared memory in slice order (fp8_blockscale_cluster.hpp): again the acc form's C at that S.
 // Until run 62 a CTA was one unit (grid N/128 x M/128 x S, the turnstile over all 384 threads).
 #include <algorithm>
 #include <cstdint>
@@ -19,17 +21,21 @@
 #include "core/errors.hpp"
 #include "kernels/common/gpu_check.hpp"
 #include "kernels/common/multiprocessors.hpp"
+#include "kernels/common/thread_block_cluster.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_device.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_epilogue.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_probe.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_store.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale.hpp"
+#include "kernels/fp8_gemm_blockscale/fp8_blockscale_cluster.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale_epoch.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale_schedule.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale_turnstile.hpp"
 
 namespace fb {
 namespace {
+
+static_assert(kBlockscaleClusterMaxSlices <= kPortableClusterSize);
 
 // The named barrier (1..15) of the two consumer warpgroups around the turnstile's adds.
 constexpr int kTurnstileBarrier = 1;
@@ -53,9 +59,53 @@ __device__ inline void blockscale_promote_block(float* part, const float* partia
   }
 }
 
+#if FB_WGMMA_AVAILABLE
+// One unit's exchange in the direct form's split-K (the steps of fp8_blockscale_cluster.hpp), run
+// by every consumer thread with its slice's sums `part`; `parity` counts the CTA's exchanges so
+// far (mod 2), `m0`, `n0` the tile's corner. The two mbarriers follow the area.
+template <int kAccRegs>
+__device__ inline void blockscale_cluster_exchange(const float* part, float* area, int g_row, std::uint32_t parity,
+                                                   const Fp8BlockscaleParams& p, std::uint16_t* c, std::int64_t m0,
+                                                   std::int64_t n0) {
+  const int slices = static_cast<int>(p.slices);
+#pragma unroll
+  for (int j = 0; j < kAccRegs; j += 2)
+    *reinterpret_cast<float2*>(area + blockscale_exchange_offset(g_row + wgmma_acc_row(j), wgmma_acc_col(j))) =
+        make_float2(part[j], part[j + 1]);
+  const std::uint32_t base = smem_address(area), ready = base + kBlockscaleExchangeBytes, drained = ready + 8;
+  named_barrier_sync(kTurnstileBarrier, kConsumerThreads);  // every thread's stores, before thread 0's release
+  if (threadIdx.x == 0)
+    for (int r = 0; r < slices; ++r) cluster_mbar_arrive(cluster_peer_address(ready, static_cast<unsigned>(r)));
+  cluster_mbar_wait(ready, parity);
+  const int valid_rows = static_cast<int>(p.rows - m0 < kBlockscaleExchangeRows ? p.rows - m0 : kBlockscaleExchangeRows);
+  const ClusterShare share = blockscale_cluster_share(valid_rows, static_cast<int>(cluster_rank()), slices);
+  for (int g = share.begin + static_cast<int>(threadIdx.x); g < share.end; g += kConsumerThreads) {
+    const int row = g / kBlockscaleExchangeGroupsPerRow, col = 4 * (g % kBlockscaleExchangeGroupsPerRow);
+    const std::uint32_t at = base + 4 * static_cast<std::uint32_t>(blockscale_exchange_offset(row, col));
+    // Four slices' loads at a time in flight together, then their adds in slice order, from +0.
+    float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (int r0 = 0; r0 < slices; r0 += 4) {
+      float4 v[4];
+#pragma unroll
+      for (int r = 0; r < 4; ++r)
+        if (r0 + r < slices) v[r] = cluster_load_float4(cluster_peer_address(at, static_cast<unsigned>(r0 + r)));
+#pragma unroll
+      for (int r = 0; r < 4; ++r)
+        if (r0 + r < slices) sum = make_float4(sum.x + v[r].x, sum.y + v[r].y, sum.z + v[r].z, sum.w + v[r].w);
+    }
+    *reinterpret_cast<uint2*>(c + (m0 + row) * p.cols + n0 + col) =
+        make_uint2(bf16x2_from_float(sum.x, sum.y), bf16x2_from_float(sum.z, sum.w));
+  }
+  named_barrier_sync(kTurnstileBarrier, kConsumerThreads);  // every thread's reads, before thread 0's release
+  if (threadIdx.x == 0)
+    for (int r = 0; r < slices; ++r) cluster_mbar_arrive(cluster_peer_address(drained, static_cast<unsigned>(r)));
+  cluster_mbar_wait(drained, parity);
+}
+#endif
+
 // The schedule (units, their order, what each waits on, why it always progresses):
 // fp8_blockscale_schedule.hpp. kTileN: 128, or the wide tile's 192 (blockscale_tile_cols).
-template <int kTileN, bool kDirect>
+template <int kTileN, bool kDirect, bool kClustered = false>
 __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kernel(Fp8BlockscaleParams p,
                                                                              Fp8BlockscaleBuffers b,
                                                                              std::uint32_t epoch,
@@ -69,8 +119,23 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
   constexpr bool kWide = kTileN > 128;
   const BlockscaleSchedule<std::int64_t> schedule = blockscale_schedule(p, kWgmmaCtaM, kTileN);
   const BlockscaleSchedule<int> schedule32 = schedule.narrow();  // the epilogue's (fewer registers)
+  // The direct form's split-K: a cluster of S CTAs per tile (fp8_blockscale_cluster.hpp), its
+  // exchange area and mbarriers past the pipeline's bytes.
+  static_assert(!kClustered || (kDirect && kTileN == 128), "the cluster exchange holds a 128-wide direct tile");
+  std::uint32_t exchanges = 0;
+  if constexpr (kClustered) {
+    if (threadIdx.x == 0) {
+      auto* bars = reinterpret_cast<std::uint64_t*>(smem + wgmma_pipeline_bytes(kTileN) + kBlockscaleExchangeBytes);
+      mbar_init(&bars[0], static_cast<unsigned>(p.slices));  // ready: one arrival per CTA of the cluster
+      mbar_init(&bars[1], static_cast<unsigned>(p.slices));  // drained: the same
+      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    cluster_sync_all();  // every CTA's barriers initialised before any arrives on them
+  }
   const auto unit = [&](int i, WgmmaUnit& w) {
-    const std::int64_t u = schedule.unit(blockIdx.x, i, gridDim.x), s = schedule.slice(u);
+    const std::int64_t u = kClustered ? schedule32.cluster_unit(static_cast<int>(blockIdx.x), i, static_cast<int>(gridDim.x))
+                                     : schedule.unit(blockIdx.x, i, gridDim.x),
+                       s = schedule.slice(u);
     w = WgmmaUnit{schedule.m_tile(u) * kWgmmaCtaM, schedule.n_block(u) * kTileN, p.slice_begin(s),
                   p.slice_begin(s + 1)};
     return u < schedule.units();
@@ -115,8 +180,13 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
   // next unit's blocks): thread 0 waits for the slice's turn and a barrier releases the others;
   // each adds its registers into acc; a barrier collects their stores and thread 0 hands the turn
   // on. With one slice nobody waits, so neither barrier is needed.
-  const auto finish = [&](const WgmmaUnit&) {
+  const auto finish = [&](const WgmmaUnit& w) {
     if constexpr (kDirect) {
+      if constexpr (kClustered) {
+        float* area = reinterpret_cast<float*>(smem + wgmma_pipeline_bytes(kTileN));
+        blockscale_cluster_exchange<kAccRegs>(part, area, g_row, exchanges++ & 1u, p, b.c, w.m0, w.n0);
+        return;
+      }
       // One slice (the launcher's check): C from the registers, staged through shared memory and
       // copied by the TMA (fp8_gemm_wgmma_store.hpp) where the C map fits, else one 4-byte store
       // per pair.
@@ -192,6 +262,14 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
 #endif
 }
 
+// The kernel's dynamic shared memory: the pipeline's, then the direct form's staging areas (S = 1)
+// or the cluster's exchange (S > 1).
+template <int kTileN, bool kDirect, bool kClustered = false>
+constexpr int blockscale_wgmma_shared_bytes() {
+  if constexpr (kClustered) return wgmma_pipeline_bytes(kTileN) + kBlockscaleClusterBytes;
+  return wgmma_pipeline_bytes(kTileN) + (kDirect ? wgmma_store_bytes(kTileN) : 0);
+}
+
 }  // namespace
 
 std::string fp8_blockscale_wgmma_unavailable(const Fp8BlockscaleParams& p) {
@@ -203,8 +281,7 @@ namespace {
 
 template <int kTileN, bool kDirect>
 void launch_tiles(const Fp8BlockscaleParams& p, const Fp8BlockscaleBuffers& b, std::int64_t units, hipStream_t stream) {
-  // The direct form's staged epilogue takes its areas past the pipeline's bytes.
-  constexpr int kBytes = wgmma_pipeline_bytes(kTileN) + (kDirect ? wgmma_store_bytes(kTileN) : 0);
+  constexpr int kBytes = blockscale_wgmma_shared_bytes<kTileN, kDirect>();
   wgmma_pipeline_allow_smem<fp8_blockscale_wgmma_kernel<kTileN, kDirect>, kBytes>();
   // Persistent, at most one CTA per SM: the turnstile's progress needs each to find an SM
   // (fp8_blockscale_schedule.hpp).
@@ -223,20 +300,40 @@ void launch_tiles(const Fp8BlockscaleParams& p, const Fp8BlockscaleBuffers& b, s
   gpu_check_launch("fp8_blockscale_wgmma_kernel");
 }
 
+// The direct form's split-K: clusters of S CTAs, as many as the tiles or as fit on the device at
+// once (a cluster waits on nobody outside it, so any number finishes).
+void launch_clusters(const Fp8BlockscaleParams& p, const Fp8BlockscaleBuffers& b, std::int64_t tiles,
+                     hipStream_t stream) {
+  constexpr int kBytes = blockscale_wgmma_shared_bytes<128, true, true>();
+  wgmma_pipeline_allow_smem<fp8_blockscale_wgmma_kernel<128, true, true>, kBytes>();
+  const int size = static_cast<int>(p.slices);
+  const int fit = max_active_clusters(fp8_blockscale_wgmma_kernel<128, true, true>, kWgmmaCtaThreads, kBytes, size);
+  if (fit < 1)
+    throw DeviceError("fp8_blockscale_wgmma_direct: no cluster of " + std::to_string(size) +
+                      " CTAs of this kernel fits the device");
+  const auto clusters = static_cast<unsigned>(std::min<std::int64_t>(tiles, fit));
+  const WgmmaOperands maps = wgmma_operands(b.a, p.rows, b.b, p.cols, p.depth, 128);
+  launch_in_clusters("fp8_blockscale_wgmma_kernel (clusters)", fp8_blockscale_wgmma_kernel<128, true, true>,
+                     clusters * static_cast<unsigned>(size), kWgmmaCtaThreads, kBytes, size, stream, p, b,
+                     next_blockscale_epoch(), maps, WgmmaTensorMap{}, false);
+}
+
 template <bool kDirect>
 void launch(const Fp8BlockscaleParams& p, const Fp8BlockscaleBuffers& b, void* stream, const char* name) {
   if (const std::string why = fp8_blockscale_wgmma_unavailable(p); !why.empty())
     throw DeviceError(std::string(name) + ": " + why);
-  if (kDirect && p.slices != 1)
-    throw InputError(std::string(name) + ": the direct form takes S=1 only (S=" + std::to_string(p.slices) +
-                     "; split-K adds its slices in acc)");
+  if (kDirect && p.slices > kBlockscaleClusterMaxSlices)
+    throw InputError(std::string(name) + ": the direct form adds at most " + std::to_string(kBlockscaleClusterMaxSlices) +
+                     " slices in a cluster (S=" + std::to_string(p.slices) + ")");
   if (p.rows == 0) return;
-  const int tile_cols = blockscale_launch_tile_cols(p);
+  const int tile_cols = blockscale_launch_tile_cols(p, kDirect);
   const std::int64_t units = blockscale_schedule(p, kWgmmaCtaM, tile_cols).units();
   if (p.rows * p.k_blocks() > INT32_MAX || units > INT32_MAX)
     throw InputError(std::string(name) + ": more than 2^31 row scales or units (" + std::to_string(p.rows) + " rows)");
   const auto s = static_cast<hipStream_t>(stream);
-  if (tile_cols == kBlockscaleWideTileCols)
+  if (kDirect && p.slices > 1)
+    launch_clusters(p, b, units / p.slices, s);
+  else if (tile_cols == kBlockscaleWideTileCols)
     launch_tiles<kBlockscaleWideTileCols, kDirect>(p, b, units, s);
   else
     launch_tiles<128, kDirect>(p, b, units, s);

@@ -309,11 +309,11 @@ TEST(Fp8BlockscaleGpu, WideTileEqualsTheNarrowTileBitwiseOnCAndAcc) {
     EXPECT_EQ(with_tile("192", d, q, 0xFF).first, wide.first) << "repeat " << what;
   }
 }
-// The direct form (S = 1) writes C without the fp32 buffer: the acc form's C bit for bit, with either
-// epilogue (staged through shared memory and the TMA, or from the registers), for both tile
-// widths (odd M, more units than SMs, both scale-block splits of the wide tile), repeatable, within
-// the fp64 budget, and acc is left exactly as it was (filled with 0x77 here, never +0). S > 1 is
-// an input error.
+// The direct form writes C without the fp32 buffer: the acc form's C bit for bit, with either
+// epilogue at S = 1 (staged through shared memory and the TMA, or from the registers), for both
+// tile widths (odd M, more units than SMs, both scale-block splits of the wide tile), and with
+// S > 1 through the cluster's exchange; repeatable, within the fp64 budget, and acc is left
+// exactly as it was (filled with 0x77 here, never +0). S > 8 is an input error.
 TEST(Fp8BlockscaleGpu, DirectWritesTheAccFormsCBitwiseAndLeavesAccAlone) {
   FB_SKIP_WITHOUT_GPU();
   if (const std::string why = fp8_blockscale_wgmma_unavailable({64, 384, 128, 1}); !why.empty()) GTEST_SKIP() << why;
@@ -356,9 +356,31 @@ TEST(Fp8BlockscaleGpu, DirectWritesTheAccFormsCBitwiseAndLeavesAccAlone) {
     }
     unsetenv(kBlockscaleTileWidthVariable);
   }
-  const Problem split(5, 256, 768, 2, Distribution::normal, 3);
-  DeviceProblem d(split);
-  EXPECT_THROW(fp8_blockscale_wgmma_direct_launch(split.p, d.b, nullptr), InputError);
+  // Split-K: the S slices of a tile on a cluster of S CTAs, added in shared memory, against the acc
+  // form at the same S (its acc +0, then the slices in order): odd M (a tile half past C), more
+  // tiles than fit at once (the clusters loop), S = 2 .. 8 with slices of unequal length.
+  struct Split {
+    std::int64_t m, n, k, s;
+  };
+  for (const Split sh : {Split{3, 2304, 6144, 4}, Split{192, 2304, 6144, 3}, Split{17, 384, 768, 5},
+                         Split{129, 1152, 2048, 2}, Split{300, 6144, 1024, 8}, Split{1000, 2304, 768, 3}}) {
+    const Problem q(sh.m, sh.n, sh.k, sh.s, Distribution::normal, static_cast<std::uint64_t>(sh.m * 17 + sh.s));
+    DeviceProblem d(q);
+    const std::string what = "M=" + std::to_string(sh.m) + " N=" + std::to_string(sh.n) + " K=" + std::to_string(sh.k) +
+                             " S=" + std::to_string(sh.s);
+    const std::vector<std::uint16_t> acc_form = d.run(q, fp8_blockscale_wgmma_launch, 0xFF);
+    const auto got = direct(d, q, 0x5A);
+    EXPECT_EQ(std::memcmp(got.first.data(), acc_form.data(), acc_form.size() * 2), 0) << "C " << what;
+    EXPECT_TRUE(std::all_of(got.second.begin(), got.second.end(), [](std::uint8_t x) { return x == 0x77; }))
+        << "acc written " << what;
+    const Fp64Check c = q.fp64(got.first, true);
+    EXPECT_EQ(c.stats.nan, 0) << what;
+    EXPECT_LE(c.stats.abs_max, c.bound.limit) << what;
+    EXPECT_EQ(direct(d, q, 0xFF).first, got.first) << "repeat " << what;
+  }
+  const Problem too_many(5, 256, 2048, 9, Distribution::normal, 3);
+  DeviceProblem d(too_many);
+  EXPECT_THROW(fp8_blockscale_wgmma_direct_launch(too_many.p, d.b, nullptr), InputError);
 }
 
 // Runs variant v of an instance on the GPU with outputs poisoned by `poison`; returns the outputs.

@@ -86,11 +86,19 @@ TEST(Fp8GemmHarness, BlockscaleDirectIsCheckedOnCAloneAndSkipsSplitK) {
   }
   EXPECT_TRUE(direct_c);
   EXPECT_FALSE(direct_acc);
+  // Split-K (a cluster of S CTAs on the GPU): the same pair claim; more slices than a cluster holds
+  // are skipped with the reason.
   const CaseResult split = verify(kc, blockscale_point(17, 384, 384, 2, true), cpu);
   EXPECT_EQ(split.outcome, Outcome::pass) << split.reason;
+  int split_pair = 0;
+  for (const CheckResult& c : split.checks)
+    split_pair += c.id == "check/pair/direct~wgmma/bitwise" && c.passed ? 1 : 0;
+  EXPECT_EQ(split_pair, 1);
+  const CaseResult wide_split = verify(kc, blockscale_point(17, 384, 1152, 9, true), cpu);
+  EXPECT_EQ(wide_split.outcome, Outcome::pass) << wide_split.reason;
   bool skipped = false;
-  for (const auto& [variant, why] : split.skipped_variants)
-    skipped = skipped || (variant == "direct" && why.find("S=1 points only") != std::string::npos);
+  for (const auto& [variant, why] : wide_split.skipped_variants)
+    skipped = skipped || (variant == "direct" && why.find("S <= 8 (S=9)") != std::string::npos);
   EXPECT_TRUE(skipped);
 }
 
