@@ -133,12 +133,15 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
     cluster_sync_all();  // every CTA's barriers initialised before any arrives on them
   }
   const auto unit = [&](int i, WgmmaUnit& w) {
-    const std::int64_t u = kClustered ? schedule32.cluster_unit(static_cast<int>(blockIdx.x), i, static_cast<int>(gridDim.x))
-                                     : schedule.unit(blockIdx.x, i, gridDim.x),
-                       s = schedule.slice(u);
-    w = WgmmaUnit{schedule.m_tile(u) * kWgmmaCtaM, schedule.n_block(u) * kTileN, p.slice_begin(s),
-                  p.slice_begin(s + 1)};
-    return u < schedule.units();
+    // In 32 bits (the launcher keeps the units below 2^30): run 75's profile counted about 128
+    // instructions a unit in this lambda's 64-bit divisions.
+    const int cta = static_cast<int>(blockIdx.x), ctas = static_cast<int>(gridDim.x);
+    const int u = kClustered ? schedule32.cluster_unit(cta, i, ctas) : schedule32.unit(cta, i, ctas);
+    const int s = schedule32.slice(u), kb = static_cast<int>(kb_count);  // p.slice_begin's arithmetic
+    w = WgmmaUnit{static_cast<std::int64_t>(schedule32.m_tile(u)) * kWgmmaCtaM,
+                  static_cast<std::int64_t>(schedule32.n_block(u)) * kTileN, s * kb / schedule32.slices,
+                  (s + 1) * kb / schedule32.slices};
+    return u < schedule32.units();
   };
   // This consumer thread's unit number, the offsets of its two rows' scales (fragment rows r and
   // r + 8; -1 past M: scale 0) and of the tile's first scale block, its slice's partial sum, and
@@ -328,8 +331,9 @@ void launch(const Fp8BlockscaleParams& p, const Fp8BlockscaleBuffers& b, void* s
   if (p.rows == 0) return;
   const int tile_cols = blockscale_launch_tile_cols(p, kDirect);
   const std::int64_t units = blockscale_schedule(p, kWgmmaCtaM, tile_cols).units();
-  if (p.rows * p.k_blocks() > INT32_MAX || units > INT32_MAX)
-    throw InputError(std::string(name) + ": more than 2^31 row scales or units (" + std::to_string(p.rows) + " rows)");
+  if (p.rows * p.k_blocks() > INT32_MAX || units > INT32_MAX / 2 || p.k_blocks() * p.slices > INT32_MAX)
+    throw InputError(std::string(name) + ": more than 2^31 row scales or 2^30 units (" + std::to_string(p.rows) +
+                     " rows)");
   const auto s = static_cast<hipStream_t>(stream);
   if (kDirect && p.slices > 1)
     launch_clusters(p, b, units / p.slices, s);
