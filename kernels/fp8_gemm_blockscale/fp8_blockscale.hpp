@@ -57,6 +57,8 @@ void fp8_blockscale_blocked_emu(const Fp8BlockscaleParams& p, const Fp8Blockscal
 void fp8_blockscale_plain_launch(const Fp8BlockscaleParams& p, const Fp8BlockscaleBuffers& b, void* stream);
 void fp8_blockscale_wgmma_launch(const Fp8BlockscaleParams& p, const Fp8BlockscaleBuffers& b, void* stream);
 std::string fp8_blockscale_wgmma_unavailable(const Fp8BlockscaleParams& p);
+// The CTA tile's width the sm_90a launchers take for `p` on this device (direct: the direct form's).
+int fp8_blockscale_launch_tile_cols(const Fp8BlockscaleParams& p, bool direct);
 // The same kernel in its direct form: C = bf16(+0 + sum) from the registers (S = 1), or with S > 1
 // (at most 8: an InputError beyond) a tile's slices on a cluster of S CTAs added in shared memory
 // in slice order; acc is neither read nor written (nor needs zeroing), the tickets unused. C is

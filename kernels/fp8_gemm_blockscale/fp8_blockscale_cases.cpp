@@ -105,7 +105,11 @@ void zero_rows(float* acc, const std::vector<std::int64_t>& rows, std::int64_t r
 
 // The sm_90a kernel's CTA tile as its launcher picks it, for the reports' launch_configs.
 std::string blockscale_tile_text(const Fp8BlockscaleParams& p, bool direct = false) {
+#if FUSEBENCH_HAS_GPU
+  return wgmma_tile_text(fp8_blockscale_launch_tile_cols(p, direct));  // this device's SM count
+#else
   return wgmma_tile_text(blockscale_launch_tile_cols(p, direct));
+#endif
 }
 
 Work gemm_work(const Fp8BlockscaleParams& p, std::int64_t extra_read, std::int64_t extra_write) {

@@ -24,28 +24,32 @@ namespace fb {
 // schedules (kPortableClusterSize of kernels/common/thread_block_cluster.hpp).
 inline constexpr int kBlockscaleClusterMaxSlices = 8;
 
-// The exchange area: the tile's 128 rows of 128 fp32 sums, each row padded by 8 floats: a warp's
-// 8-byte stores of one accumulator register pair (8 rows, 4 lanes of 2 columns in each) then hit
-// each of the 32 banks twice, the fewest for 256 bytes (tested on the CPU).
-inline constexpr int kBlockscaleExchangeRows = 128;
-inline constexpr int kBlockscaleExchangeCols = 128;
-inline constexpr int kBlockscaleExchangeRowFloats = kBlockscaleExchangeCols + 8;
-inline constexpr int kBlockscaleExchangeBytes = kBlockscaleExchangeRows * kBlockscaleExchangeRowFloats * 4;
-// Then the two mbarriers (ready, drained).
-inline constexpr int kBlockscaleClusterBytes = kBlockscaleExchangeBytes + 2 * 8;
-// A 16-byte group of 4 adjacent columns is the unit of the sum: 32 groups a row.
-inline constexpr int kBlockscaleExchangeGroupsPerRow = kBlockscaleExchangeCols / 4;
-
-FB_HD constexpr int blockscale_exchange_offset(int row, int col) { return row * kBlockscaleExchangeRowFloats + col; }
-
-// CTA `rank` of `size` adds groups [begin, end) of a tile whose first `valid_rows` rows lie in C
-// (row-major groups, a contiguous share each; the shares cover them once).
+// CTA `rank` of `size` adds groups [begin, end) of the `groups` 16-byte groups of a round (row-major;
+// a contiguous share each, the shares covering them once).
 struct ClusterShare {
   int begin, end;
 };
-FB_HD constexpr ClusterShare blockscale_cluster_share(int valid_rows, int rank, int size) {
-  const int groups = valid_rows * kBlockscaleExchangeGroupsPerRow;
+FB_HD constexpr ClusterShare blockscale_cluster_share(int groups, int rank, int size) {
   return {rank * groups / size, (rank + 1) * groups / size};
 }
+
+// The exchange area of a tile kTileN wide, in rounds of kCols columns: the 128-wide tile in one
+// round, the wide tile's 192 in two of 96 (its area then fits beside its larger pipeline: 165 KB
+// + 53 KB). The area holds the tile's 128 rows of kCols fp32 sums, each row padded by 8 floats: a
+// warp's 8-byte stores of one accumulator register pair (8 rows, 4 lanes of 2 columns in each)
+// then hit each of the 32 banks twice, the fewest for 256 bytes, and rows stay 16-byte aligned for
+// the sum's 16-byte loads (tested on the CPU). Two mbarriers (ready, drained) follow it.
+template <int kTileN>
+struct BlockscaleExchange {
+  static_assert(kTileN == 128 || kTileN == 192, "wgmma tiles are 128 or 192 columns wide");
+  static constexpr int kRows = 128;
+  static constexpr int kCols = kTileN == 128 ? 128 : 96;
+  static constexpr int kRounds = kTileN / kCols;
+  static constexpr int kRowFloats = kCols + 8;
+  static constexpr int kAreaBytes = kRows * kRowFloats * 4;
+  static constexpr int kSharedBytes = kAreaBytes + 2 * 8;
+  static constexpr int kGroupsPerRow = kCols / 4;  // a 16-byte group of 4 columns: the sum's unit
+  FB_HD static constexpr int offset(int row, int col) { return row * kRowFloats + col; }
+};
 
 }  // namespace fb

@@ -75,12 +75,23 @@ FB_HD int blockscale_tile_cols(const Fp8BlockscaleParams& p, TileWidthAsk ask = 
   if (p.cols % (2 * kBlockscaleWideTileCols) != 0 || ask == TileWidthAsk::narrow) return 128;
   return ask == TileWidthAsk::wide || p.rows >= kBlockscaleWideMinRows ? kBlockscaleWideTileCols : 128;
 }
-// The width the sm_90a launcher takes (host): the knob's, else the rule; the direct form's split-K
-// always 128 (its cluster exchange holds a 128-wide tile: fp8_blockscale_cluster.hpp). The cases
-// report the same call (launch_configs), so a report names what ran.
-inline int blockscale_launch_tile_cols(const Fp8BlockscaleParams& p, bool direct = false) {
-  if (direct && p.slices > 1) return 128;
-  return blockscale_tile_cols(p, tile_width_asked(kBlockscaleTileWidthVariable));
+// The direct form's split-K (a cluster of S CTAs a tile, fp8_blockscale_cluster.hpp) by default
+// takes the 128-wide tile unless its tiles' CTAs would not all find an SM at once (more than `sms`)
+// and N allows the wide tile: with a third fewer tiles they may (at 192 x 6144 x 2048, S = 2: 192
+// CTAs against 128). The knob's ask overrides, as for the other forms.
+FB_HD int blockscale_cluster_tile_cols(const Fp8BlockscaleParams& p, int sms, TileWidthAsk ask = TileWidthAsk::by_default) {
+  if (p.cols % (2 * kBlockscaleWideTileCols) != 0 || ask == TileWidthAsk::narrow) return 128;
+  if (ask == TileWidthAsk::wide) return kBlockscaleWideTileCols;
+  const std::int64_t narrow_ctas = blockscale_schedule(p, 128, 128).tiles * p.slices;
+  return narrow_ctas > sms ? kBlockscaleWideTileCols : 128;
+}
+// The width the sm_90a launcher takes (host): the knob's, else the rule (the direct form's split-K:
+// the cluster rule above, given the device's SM count). The cases report the same call
+// (launch_configs, through fp8_blockscale_launch_tile_cols on the GPU), so a report names what ran.
+inline int blockscale_launch_tile_cols(const Fp8BlockscaleParams& p, bool direct = false, int sms = 132) {
+  const TileWidthAsk ask = tile_width_asked(kBlockscaleTileWidthVariable);
+  if (direct && p.slices > 1) return blockscale_cluster_tile_cols(p, sms, ask);
+  return blockscale_tile_cols(p, ask);
 }
 
 }  // namespace fb

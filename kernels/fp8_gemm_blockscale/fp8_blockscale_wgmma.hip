@@ -61,45 +61,53 @@ __device__ inline void blockscale_promote_block(float* part, const float* partia
 
 #if FB_WGMMA_AVAILABLE
 // One unit's exchange in the direct form's split-K (the steps of fp8_blockscale_cluster.hpp), run
-// by every consumer thread with its slice's sums `part`; `parity` counts the CTA's exchanges so
-// far (mod 2), `m0`, `n0` the tile's corner. The two mbarriers follow the area.
-template <int kAccRegs>
-__device__ inline void blockscale_cluster_exchange(const float* part, float* area, int g_row, std::uint32_t parity,
+// by every consumer thread with its slice's sums `part`, in BlockscaleExchange<kTileN>::kRounds
+// rounds of columns; `exchanges` counts the CTA's rounds so far (their parity is the barriers'
+// phase), `m0`, `n0` the tile's corner. The two mbarriers follow the area.
+template <int kTileN>
+__device__ inline void blockscale_cluster_exchange(const float* part, float* area, int g_row, std::uint32_t& exchanges,
                                                    const Fp8BlockscaleParams& p, std::uint16_t* c, std::int64_t m0,
                                                    std::int64_t n0) {
+  using X = BlockscaleExchange<kTileN>;
   const int slices = static_cast<int>(p.slices);
+  const std::uint32_t base = smem_address(area), ready = base + X::kAreaBytes, drained = ready + 8;
+  const int valid_rows = static_cast<int>(p.rows - m0 < X::kRows ? p.rows - m0 : X::kRows);
+  const ClusterShare share = blockscale_cluster_share(valid_rows * X::kGroupsPerRow, static_cast<int>(cluster_rank()), slices);
 #pragma unroll
-  for (int j = 0; j < kAccRegs; j += 2)
-    *reinterpret_cast<float2*>(area + blockscale_exchange_offset(g_row + wgmma_acc_row(j), wgmma_acc_col(j))) =
-        make_float2(part[j], part[j + 1]);
-  const std::uint32_t base = smem_address(area), ready = base + kBlockscaleExchangeBytes, drained = ready + 8;
-  named_barrier_sync(kTurnstileBarrier, kConsumerThreads);  // every thread's stores, before thread 0's release
-  if (threadIdx.x == 0)
-    for (int r = 0; r < slices; ++r) cluster_mbar_arrive(cluster_peer_address(ready, static_cast<unsigned>(r)));
-  cluster_mbar_wait(ready, parity);
-  const int valid_rows = static_cast<int>(p.rows - m0 < kBlockscaleExchangeRows ? p.rows - m0 : kBlockscaleExchangeRows);
-  const ClusterShare share = blockscale_cluster_share(valid_rows, static_cast<int>(cluster_rank()), slices);
-  for (int g = share.begin + static_cast<int>(threadIdx.x); g < share.end; g += kConsumerThreads) {
-    const int row = g / kBlockscaleExchangeGroupsPerRow, col = 4 * (g % kBlockscaleExchangeGroupsPerRow);
-    const std::uint32_t at = base + 4 * static_cast<std::uint32_t>(blockscale_exchange_offset(row, col));
-    // Four slices' loads at a time in flight together, then their adds in slice order, from +0.
-    float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    for (int r0 = 0; r0 < slices; r0 += 4) {
-      float4 v[4];
+  for (int round = 0; round < X::kRounds; ++round) {
+    const std::uint32_t parity = exchanges++ & 1u;
+    // This round's registers: register group j / 4 holds columns 8 (j / 4) .. + 7.
 #pragma unroll
-      for (int r = 0; r < 4; ++r)
-        if (r0 + r < slices) v[r] = cluster_load_float4(cluster_peer_address(at, static_cast<unsigned>(r0 + r)));
+    for (int j = 0; j < wgmma_acc_regs(kTileN); j += 2)
+      if (j / 4 >= round * X::kCols / 8 && j / 4 < (round + 1) * X::kCols / 8)
+        *reinterpret_cast<float2*>(area + X::offset(g_row + wgmma_acc_row(j), wgmma_acc_col(j) - round * X::kCols)) =
+            make_float2(part[j], part[j + 1]);
+    named_barrier_sync(kTurnstileBarrier, kConsumerThreads);  // every thread's stores, before thread 0's release
+    if (threadIdx.x == 0)
+      for (int r = 0; r < slices; ++r) cluster_mbar_arrive(cluster_peer_address(ready, static_cast<unsigned>(r)));
+    cluster_mbar_wait(ready, parity);
+    for (int g = share.begin + static_cast<int>(threadIdx.x); g < share.end; g += kConsumerThreads) {
+      const int row = g / X::kGroupsPerRow, col = 4 * (g % X::kGroupsPerRow);
+      const std::uint32_t at = base + 4 * static_cast<std::uint32_t>(X::offset(row, col));
+      // Four slices' loads at a time in flight together, then their adds in slice order, from +0.
+      float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      for (int r0 = 0; r0 < slices; r0 += 4) {
+        float4 v[4];
 #pragma unroll
-      for (int r = 0; r < 4; ++r)
-        if (r0 + r < slices) sum = make_float4(sum.x + v[r].x, sum.y + v[r].y, sum.z + v[r].z, sum.w + v[r].w);
+        for (int r = 0; r < 4; ++r)
+          if (r0 + r < slices) v[r] = cluster_load_float4(cluster_peer_address(at, static_cast<unsigned>(r0 + r)));
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+          if (r0 + r < slices) sum = make_float4(sum.x + v[r].x, sum.y + v[r].y, sum.z + v[r].z, sum.w + v[r].w);
+      }
+      *reinterpret_cast<uint2*>(c + (m0 + row) * p.cols + n0 + round * X::kCols + col) =
+          make_uint2(bf16x2_from_float(sum.x, sum.y), bf16x2_from_float(sum.z, sum.w));
     }
-    *reinterpret_cast<uint2*>(c + (m0 + row) * p.cols + n0 + col) =
-        make_uint2(bf16x2_from_float(sum.x, sum.y), bf16x2_from_float(sum.z, sum.w));
+    named_barrier_sync(kTurnstileBarrier, kConsumerThreads);  // every thread's reads, before thread 0's release
+    if (threadIdx.x == 0)
+      for (int r = 0; r < slices; ++r) cluster_mbar_arrive(cluster_peer_address(drained, static_cast<unsigned>(r)));
+    cluster_mbar_wait(drained, parity);
   }
-  named_barrier_sync(kTurnstileBarrier, kConsumerThreads);  // every thread's reads, before thread 0's release
-  if (threadIdx.x == 0)
-    for (int r = 0; r < slices; ++r) cluster_mbar_arrive(cluster_peer_address(drained, static_cast<unsigned>(r)));
-  cluster_mbar_wait(drained, parity);
 }
 #endif
 
@@ -121,11 +129,12 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
   const BlockscaleSchedule<int> schedule32 = schedule.narrow();  // the epilogue's (fewer registers)
   // The direct form's split-K: a cluster of S CTAs per tile (fp8_blockscale_cluster.hpp), its
   // exchange area and mbarriers past the pipeline's bytes.
-  static_assert(!kClustered || (kDirect && kTileN == 128), "the cluster exchange holds a 128-wide direct tile");
+  static_assert(!kClustered || kDirect, "the cluster exchange is the direct form's");
   std::uint32_t exchanges = 0;
   if constexpr (kClustered) {
     if (threadIdx.x == 0) {
-      auto* bars = reinterpret_cast<std::uint64_t*>(smem + wgmma_pipeline_bytes(kTileN) + kBlockscaleExchangeBytes);
+      auto* bars = reinterpret_cast<std::uint64_t*>(smem + wgmma_pipeline_bytes(kTileN) +
+                                                    BlockscaleExchange<kTileN>::kAreaBytes);
       mbar_init(&bars[0], static_cast<unsigned>(p.slices));  // ready: one arrival per CTA of the cluster
       mbar_init(&bars[1], static_cast<unsigned>(p.slices));  // drained: the same
       asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -187,7 +196,7 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
     if constexpr (kDirect) {
       if constexpr (kClustered) {
         float* area = reinterpret_cast<float*>(smem + wgmma_pipeline_bytes(kTileN));
-        blockscale_cluster_exchange<kAccRegs>(part, area, g_row, exchanges++ & 1u, p, b.c, w.m0, w.n0);
+        blockscale_cluster_exchange<kTileN>(part, area, g_row, exchanges, p, b.c, w.m0, w.n0);
         return;
       }
       // One slice (the launcher's check): C from the registers, staged through shared memory and
@@ -269,11 +278,15 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
 // or the cluster's exchange (S > 1).
 template <int kTileN, bool kDirect, bool kClustered = false>
 constexpr int blockscale_wgmma_shared_bytes() {
-  if constexpr (kClustered) return wgmma_pipeline_bytes(kTileN) + kBlockscaleClusterBytes;
+  if constexpr (kClustered) return wgmma_pipeline_bytes(kTileN) + BlockscaleExchange<kTileN>::kSharedBytes;
   return wgmma_pipeline_bytes(kTileN) + (kDirect ? wgmma_store_bytes(kTileN) : 0);
 }
 
 }  // namespace
+
+int fp8_blockscale_launch_tile_cols(const Fp8BlockscaleParams& p, bool direct) {
+  return blockscale_launch_tile_cols(p, direct, device_multiprocessors());
+}
 
 std::string fp8_blockscale_wgmma_unavailable(const Fp8BlockscaleParams& p) {
   if (p.flavour != Fp8Flavour::e4m3fn) return "wgmma takes OCP e4m3 only";
@@ -305,18 +318,20 @@ void launch_tiles(const Fp8BlockscaleParams& p, const Fp8BlockscaleBuffers& b, s
 
 // The direct form's split-K: clusters of S CTAs, as many as the tiles or as fit on the device at
 // once (a cluster waits on nobody outside it, so any number finishes).
+template <int kTileN>
 void launch_clusters(const Fp8BlockscaleParams& p, const Fp8BlockscaleBuffers& b, std::int64_t tiles,
                      hipStream_t stream) {
-  constexpr int kBytes = blockscale_wgmma_shared_bytes<128, true, true>();
-  wgmma_pipeline_allow_smem<fp8_blockscale_wgmma_kernel<128, true, true>, kBytes>();
+  constexpr int kBytes = blockscale_wgmma_shared_bytes<kTileN, true, true>();
+  static_assert(kBytes <= 227 * 1024, "a CTA may use at most 227 KB of shared memory");
+  wgmma_pipeline_allow_smem<fp8_blockscale_wgmma_kernel<kTileN, true, true>, kBytes>();
   const int size = static_cast<int>(p.slices);
-  const int fit = max_active_clusters(fp8_blockscale_wgmma_kernel<128, true, true>, kWgmmaCtaThreads, kBytes, size);
+  const int fit = max_active_clusters(fp8_blockscale_wgmma_kernel<kTileN, true, true>, kWgmmaCtaThreads, kBytes, size);
   if (fit < 1)
     throw DeviceError("fp8_blockscale_wgmma_direct: no cluster of " + std::to_string(size) +
                       " CTAs of this kernel fits the device");
   const auto clusters = static_cast<unsigned>(std::min<std::int64_t>(tiles, fit));
-  const WgmmaOperands maps = wgmma_operands(b.a, p.rows, b.b, p.cols, p.depth, 128);
-  launch_in_clusters("fp8_blockscale_wgmma_kernel (clusters)", fp8_blockscale_wgmma_kernel<128, true, true>,
+  const WgmmaOperands maps = wgmma_operands(b.a, p.rows, b.b, p.cols, p.depth, kTileN);
+  launch_in_clusters("fp8_blockscale_wgmma_kernel (clusters)", fp8_blockscale_wgmma_kernel<kTileN, true, true>,
                      clusters * static_cast<unsigned>(size), kWgmmaCtaThreads, kBytes, size, stream, p, b,
                      next_blockscale_epoch(), maps, WgmmaTensorMap{}, false);
 }
@@ -329,14 +344,16 @@ void launch(const Fp8BlockscaleParams& p, const Fp8BlockscaleBuffers& b, void* s
     throw InputError(std::string(name) + ": the direct form adds at most " + std::to_string(kBlockscaleClusterMaxSlices) +
                      " slices in a cluster (S=" + std::to_string(p.slices) + ")");
   if (p.rows == 0) return;
-  const int tile_cols = blockscale_launch_tile_cols(p, kDirect);
+  const int tile_cols = fp8_blockscale_launch_tile_cols(p, kDirect);
   const std::int64_t units = blockscale_schedule(p, kWgmmaCtaM, tile_cols).units();
   if (p.rows * p.k_blocks() > INT32_MAX || units > INT32_MAX / 2 || p.k_blocks() * p.slices > INT32_MAX)
     throw InputError(std::string(name) + ": more than 2^31 row scales or 2^30 units (" + std::to_string(p.rows) +
                      " rows)");
   const auto s = static_cast<hipStream_t>(stream);
-  if (kDirect && p.slices > 1)
-    launch_clusters(p, b, units / p.slices, s);
+  if (kDirect && p.slices > 1 && tile_cols == kBlockscaleWideTileCols)
+    launch_clusters<kBlockscaleWideTileCols>(p, b, units / p.slices, s);
+  else if (kDirect && p.slices > 1)
+    launch_clusters<128>(p, b, units / p.slices, s);
   else if (tile_cols == kBlockscaleWideTileCols)
     launch_tiles<kBlockscaleWideTileCols, kDirect>(p, b, units, s);
   else

@@ -173,13 +173,10 @@ TEST(Fp8BlockscaleSchedule, AnOrderThatWaitsOnLaterWorkIsCaughtAsADeadlock) {
 
 // The direct form's split-K (fp8_blockscale_cluster.hpp): G = C x S CTAs in clusters of S. Every
 // (tile, slice) is one unit; a CTA's slice is its rank in the cluster; the CTAs of a cluster take
-// the same tiles in the same order (each exchange has all S of them). The launcher's tile is the
-// 128-wide one whatever the knob.
+// the same tiles in the same order (each exchange has all S of them).
 TEST(Fp8BlockscaleSchedule, ClustersTakeEveryTileSliceOnceAndTheirCtasShareTheirTiles) {
-  for (const Shape& sh : shapes()) {
-    const Fp8BlockscaleParams p{sh.m, sh.n, sh.k, sh.s};
-    if (sh.s > 1) EXPECT_EQ(blockscale_launch_tile_cols(p, true), 128) << name(sh, 128);
-    const Schedule s = blockscale_schedule(p, kWgmmaCtaM, 128);
+  for (const auto& [sh, cols] : shapes_and_widths()) {
+    const Schedule s = blockscale_schedule({sh.m, sh.n, sh.k, sh.s}, kWgmmaCtaM, cols);
     for (const std::int64_t clusters : {std::int64_t{1}, std::int64_t{7}, std::int64_t{33}, s.tiles}) {
       if (clusters > s.tiles) continue;  // the launcher's clusters: min(tiles, what fits)
       const std::int64_t ctas = clusters * sh.s;
@@ -188,7 +185,7 @@ TEST(Fp8BlockscaleSchedule, ClustersTakeEveryTileSliceOnceAndTheirCtasShareTheir
         std::vector<std::int64_t> tiles;
         for (std::int64_t i = 0; s.cluster_unit(c, i, ctas) < s.units(); ++i) {
           const std::int64_t u = s.cluster_unit(c, i, ctas);
-          ASSERT_EQ(s.slice(u), c % sh.s) << name(sh, 128) << " cta " << c;
+          ASSERT_EQ(s.slice(u), c % sh.s) << name(sh, cols) << " cta " << c;
           ++seen[static_cast<std::size_t>(u)];
           tiles.push_back(s.tile(u));
         }
@@ -197,55 +194,80 @@ TEST(Fp8BlockscaleSchedule, ClustersTakeEveryTileSliceOnceAndTheirCtasShareTheir
         const std::int64_t lead = c - c % sh.s;
         for (std::int64_t i = 0; s.cluster_unit(lead, i, ctas) < s.units(); ++i)
           first.push_back(s.tile(s.cluster_unit(lead, i, ctas)));
-        ASSERT_EQ(tiles, first) << name(sh, 128) << " cta " << c;
-        ASSERT_FALSE(tiles.empty()) << name(sh, 128) << " cta " << c;
+        ASSERT_EQ(tiles, first) << name(sh, cols) << " cta " << c;
+        ASSERT_FALSE(tiles.empty()) << name(sh, cols) << " cta " << c;
       }
       EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }))
-          << name(sh, 128) << " clusters " << clusters;
+          << name(sh, cols) << " clusters " << clusters;
     }
   }
 }
 
-// The exchange area: every element of the 128 x 128 tile written once by the two warpgroups'
-// register pairs, a warp's 8-byte pair stores hitting each bank exactly twice (two wavefronts, the
-// fewest for 256 bytes), rows 16-byte aligned for the sum's 16-byte loads, and the CTAs' shares
-// of a tile's valid rows contiguous and covering them once, for every cluster size.
-TEST(Fp8BlockscaleCluster, ExchangeAreaIsCoveredOnceWithoutExtraWavefrontsAndSharesPartitionTheTile) {
-  std::vector<int> hits(static_cast<std::size_t>(kBlockscaleExchangeRows) * kBlockscaleExchangeRowFloats, 0);
-  for (int group = 0; group < kWgmmaConsumerGroups; ++group)
-    for (int warp = 0; warp < 4; ++warp)
-      for (int j = 0; j < kBlockscaleExchangeCols / 2; j += 2) {
-        std::vector<int> bank_hits(32, 0);
-        for (int lane = 0; lane < 32; ++lane) {
-          const int row = kWgmmaTileM * group + 16 * warp + lane / 4 + 8 * ((j / 2) % 2);
-          const int col = 8 * (j / 4) + 2 * (lane % 4);
-          const int at = blockscale_exchange_offset(row, col);
-          ASSERT_EQ(at % 2, 0);
-          for (int word = 0; word < 2; ++word) {
-            ++hits[static_cast<std::size_t>(at + word)];
-            ++bank_hits[static_cast<std::size_t>((at + word) % 32)];
+// The exchange areas (both tile widths): every element of a round's 128 x kCols columns written once
+// by the two warpgroups' register pairs of that round, a warp's 8-byte pair stores hitting each
+// bank exactly twice (two wavefronts, the fewest for 256 bytes), rows 16-byte aligned for the
+// sum's 16-byte loads, and the CTAs' shares of a round's valid groups contiguous and covering them
+// once, for every cluster size.
+template <int kTileN>
+void expect_exchange_layout() {
+  using X = BlockscaleExchange<kTileN>;
+  EXPECT_EQ(X::kRounds * X::kCols, kTileN);
+  for (int round = 0; round < X::kRounds; ++round) {
+    std::vector<int> hits(static_cast<std::size_t>(X::kRows) * X::kRowFloats, 0);
+    for (int group = 0; group < kWgmmaConsumerGroups; ++group)
+      for (int warp = 0; warp < 4; ++warp)
+        for (int j = 0; j < kTileN / 2; j += 2) {
+          if (j / 4 < round * X::kCols / 8 || j / 4 >= (round + 1) * X::kCols / 8) continue;  // the kernel's test
+          std::vector<int> bank_hits(32, 0);
+          for (int lane = 0; lane < 32; ++lane) {
+            const int row = kWgmmaTileM * group + 16 * warp + lane / 4 + 8 * ((j / 2) % 2);
+            const int col = 8 * (j / 4) + 2 * (lane % 4) - round * X::kCols;
+            ASSERT_GE(col, 0);
+            ASSERT_LT(col + 1, X::kCols);
+            const int at = X::offset(row, col);
+            ASSERT_EQ(at % 2, 0);
+            for (int word = 0; word < 2; ++word) {
+              ++hits[static_cast<std::size_t>(at + word)];
+              ++bank_hits[static_cast<std::size_t>((at + word) % 32)];
+            }
           }
+          for (const int h : bank_hits) ASSERT_EQ(h, 2) << kTileN << " warp " << warp << " j " << j;
         }
-        for (const int h : bank_hits) ASSERT_EQ(h, 2) << "warp " << warp << " j " << j;
-      }
-  for (int row = 0; row < kBlockscaleExchangeRows; ++row)
-    for (int col = 0; col < kBlockscaleExchangeRowFloats; ++col)
-      ASSERT_EQ(hits[static_cast<std::size_t>(blockscale_exchange_offset(row, 0) + col)],
-                col < kBlockscaleExchangeCols ? 1 : 0)
-          << row << " " << col;
-  EXPECT_EQ(blockscale_exchange_offset(1, 0) * 4 % 16, 0);
-  EXPECT_EQ(kBlockscaleClusterBytes % 8, 0);
+    for (int row = 0; row < X::kRows; ++row)
+      for (int col = 0; col < X::kRowFloats; ++col)
+        ASSERT_EQ(hits[static_cast<std::size_t>(X::offset(row, col))], col < X::kCols ? 1 : 0)
+            << kTileN << " round " << round << ": " << row << " " << col;
+  }
+  EXPECT_EQ(X::offset(1, 0) * 4 % 16, 0);
+  EXPECT_EQ(X::kAreaBytes % 8, 0);  // the mbarriers after it
   for (const int valid : {1, 63, 64, 127, 128})
-    for (int size = 1; size <= 8; ++size) {
+    for (int size = 1; size <= kBlockscaleClusterMaxSlices; ++size) {
       int next = 0;
       for (int rank = 0; rank < size; ++rank) {
-        const ClusterShare share = blockscale_cluster_share(valid, rank, size);
+        const ClusterShare share = blockscale_cluster_share(valid * X::kGroupsPerRow, rank, size);
         ASSERT_EQ(share.begin, next) << valid << " " << size << " " << rank;
         ASSERT_LE(share.begin, share.end);
         next = share.end;
       }
-      ASSERT_EQ(next, valid * kBlockscaleExchangeGroupsPerRow) << valid << " " << size;
+      ASSERT_EQ(next, valid * X::kGroupsPerRow) << valid << " " << size;
     }
+}
+
+TEST(Fp8BlockscaleCluster, ExchangeAreaIsCoveredOnceWithoutExtraWavefrontsAndSharesPartitionTheTile) {
+  expect_exchange_layout<128>();
+  expect_exchange_layout<192>();
+}
+
+// The direct form's split-K takes the 128-wide tile unless its CTAs outnumber the SMs and N allows
+// the wide tile; the knob's ask wins.
+TEST(Fp8BlockscaleSchedule, ClusterTileIsWideOnlyWhereTheNarrowCtasOutnumberTheSms) {
+  EXPECT_EQ(blockscale_cluster_tile_cols({192, 2304, 6144, 3}, 132), 128);  // 36 tiles x 3 = 108 CTAs
+  EXPECT_EQ(blockscale_cluster_tile_cols({192, 6144, 2048, 2}, 132), 192);  // 96 x 2 = 192
+  EXPECT_EQ(blockscale_cluster_tile_cols({192, 6144, 2048, 2}, 200), 128);
+  EXPECT_EQ(blockscale_cluster_tile_cols({3, 2304, 6144, 8}, 132), 192);    // 18 x 8 = 144
+  EXPECT_EQ(blockscale_cluster_tile_cols({192, 256, 2048, 8}, 4), 128);     // N = 256 has no wide tile
+  EXPECT_EQ(blockscale_cluster_tile_cols({192, 6144, 2048, 2}, 132, TileWidthAsk::narrow), 128);
+  EXPECT_EQ(blockscale_cluster_tile_cols({192, 2304, 6144, 3}, 132, TileWidthAsk::wide), 192);
 }
 
 }  // namespace

@@ -358,7 +358,8 @@ TEST(Fp8BlockscaleGpu, DirectWritesTheAccFormsCBitwiseAndLeavesAccAlone) {
   }
   // Split-K: the S slices of a tile on a cluster of S CTAs, added in shared memory, against the acc
   // form at the same S (its acc +0, then the slices in order): odd M (a tile half past C), more
-  // tiles than fit at once (the clusters loop), S = 2 .. 8 with slices of unequal length.
+  // tiles than fit at once (the clusters loop), S = 2 .. 8 with slices of unequal length, both
+  // tile widths (the wide tile's exchange in two rounds).
   struct Split {
     std::int64_t m, n, k, s;
   };
@@ -369,14 +370,20 @@ TEST(Fp8BlockscaleGpu, DirectWritesTheAccFormsCBitwiseAndLeavesAccAlone) {
     const std::string what = "M=" + std::to_string(sh.m) + " N=" + std::to_string(sh.n) + " K=" + std::to_string(sh.k) +
                              " S=" + std::to_string(sh.s);
     const std::vector<std::uint16_t> acc_form = d.run(q, fp8_blockscale_wgmma_launch, 0xFF);
-    const auto got = direct(d, q, 0x5A);
-    EXPECT_EQ(std::memcmp(got.first.data(), acc_form.data(), acc_form.size() * 2), 0) << "C " << what;
-    EXPECT_TRUE(std::all_of(got.second.begin(), got.second.end(), [](std::uint8_t x) { return x == 0x77; }))
-        << "acc written " << what;
-    const Fp64Check c = q.fp64(got.first, true);
-    EXPECT_EQ(c.stats.nan, 0) << what;
-    EXPECT_LE(c.stats.abs_max, c.bound.limit) << what;
-    EXPECT_EQ(direct(d, q, 0xFF).first, got.first) << "repeat " << what;
+    // The rule's width (128, or 192 where the narrow tiles' CTAs outnumber the SMs), then each forced.
+    for (const char* width : {"", "128", "192"}) {
+      if (*width) setenv(kBlockscaleTileWidthVariable, width, 1);
+      const std::string at = what + " width " + (*width ? width : "by rule");
+      const auto got = direct(d, q, 0x5A);
+      EXPECT_EQ(std::memcmp(got.first.data(), acc_form.data(), acc_form.size() * 2), 0) << "C " << at;
+      EXPECT_TRUE(std::all_of(got.second.begin(), got.second.end(), [](std::uint8_t x) { return x == 0x77; }))
+          << "acc written " << at;
+      const Fp64Check c = q.fp64(got.first, true);
+      EXPECT_EQ(c.stats.nan, 0) << at;
+      EXPECT_LE(c.stats.abs_max, c.bound.limit) << at;
+      EXPECT_EQ(direct(d, q, 0xFF).first, got.first) << "repeat " << at;
+      unsetenv(kBlockscaleTileWidthVariable);
+    }
   }
   const Problem too_many(5, 256, 2048, 9, Distribution::normal, 3);
   DeviceProblem d(too_many);
