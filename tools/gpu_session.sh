@@ -18,6 +18,8 @@
 # SKIP_TESTS=1 skips the GPU unit tests (CTEST_FILTER narrows them, default "-L kernels"); TORCH_PEERS=1 also times the same operations in PyTorch
 # eager and torch.compile (tools/torch_peers.py); TORCH_PEERS=router only the router section.
 # EXTRA_CMAKE_ARGS go to the configure step (e.g. -DCMAKE_CUDA_FLAGS=-lineinfo for a profile).
+# BUILD_TARGETS (e.g. "fusebench router_test") builds only those, to save a short call's minutes;
+# CTEST_FILTER must then name tests of those executables only.
 # The lent machine gets a copy of the tracked files (at most 64 MiB); reports/runs stays small
 # (compact reports, tools/compact_report.py; under 5 MB), so the tree fits as it is. Run from an
 # export of the commit (git archive HEAD) so that the reports say git_dirty false.
@@ -37,7 +39,8 @@ log "build ($(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --
 build="${BUILD_DIR:-/tmp/fusebench-build}"  # outside the tree, so a warm machine keeps it between calls
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFUSEBENCH_GPU=cuda -DCMAKE_CUDA_ARCHITECTURES=90a \
   -DCMAKE_PREFIX_PATH="$deps/usr" ${EXTRA_CMAKE_ARGS:-} > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
-cmake --build "$build" --parallel "$(nproc)" > "$out/build.log" 2>&1 || { grep -E "error|FAILED" "$out/build.log" | head -40; exit 1; }
+# shellcheck disable=SC2086  # BUILD_TARGETS are words on purpose
+cmake --build "$build" --parallel "$(nproc)" ${BUILD_TARGETS:+--target $BUILD_TARGETS} > "$out/build.log" 2>&1 || { grep -E "error|FAILED" "$out/build.log" | head -40; exit 1; }
 
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
 log "GPU unit tests"
