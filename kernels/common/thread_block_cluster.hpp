@@ -5,8 +5,8 @@
 //   - host: max_active_clusters (how many clusters of a kernel fit on the device at once) and
 //     launch_in_clusters;
 //   - device (FB_CLUSTERS_AVAILABLE): this CTA's rank, a whole-cluster barrier, a peer's address
-//     of a shared-memory location, a 16-byte load from it, a release fence, and the mbarrier
-//     arrive (relaxed) / wait (acquire) pair at cluster scope.
+//     of a shared-memory location, a 16-byte load from it, and the mbarrier arrive/wait pair with
+//     cluster-scope release/acquire.
 // Elsewhere (AMD, older NVIDIA) the host calls throw a DeviceError and the device calls are absent:
 // a kernel guards them with FB_CLUSTERS_AVAILABLE.
 #pragma once
@@ -56,16 +56,10 @@ __device__ inline float4 cluster_load_float4(std::uint32_t peer) {
                : "memory");
   return v;
 }
-// Orders what this thread (and, through an earlier CTA barrier, its CTA) wrote or read before it
-// ahead of its later cluster_mbar_arrive's at cluster scope (a release fence: on sm_90 one
-// MEMBAR.GPU, which waits for this thread's own earlier global stores too).
-__device__ inline void cluster_release_fence() { asm volatile("fence.acq_rel.cluster;\n" ::: "memory"); }
-// One arrival (relaxed, cluster scope) on the mbarrier at `peer` (a cluster address); after
-// cluster_release_fence it is the release the waiting side acquires. Why not one
-// `mbarrier.arrive.release.cluster` per peer: ptxas puts a MEMBAR.GPU before each (run 76: with
-// S = 4 peers and two phases a unit, about 8 of them in a row, several microseconds).
+// One arrival on the mbarrier at `peer` (a cluster address), releasing at cluster scope what this
+// thread (and, through an earlier CTA barrier, its CTA) wrote or read before.
 __device__ inline void cluster_mbar_arrive(std::uint32_t peer) {
-  asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(peer) : "memory");
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(peer) : "memory");
 }
 // Waits (acquiring at cluster scope) until the phase of this CTA's mbarrier at `local` with this
 // parity has completed.

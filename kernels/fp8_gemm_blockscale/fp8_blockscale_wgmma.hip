@@ -83,10 +83,8 @@ __device__ inline void blockscale_cluster_exchange(const float* part, float* are
         *reinterpret_cast<float2*>(area + X::offset(g_row + wgmma_acc_row(j), wgmma_acc_col(j) - round * X::kCols)) =
             make_float2(part[j], part[j + 1]);
     named_barrier_sync(kTurnstileBarrier, kConsumerThreads);  // every thread's stores, before thread 0's release
-    if (threadIdx.x == 0) {
-      cluster_release_fence();
+    if (threadIdx.x == 0)
       for (int r = 0; r < slices; ++r) cluster_mbar_arrive(cluster_peer_address(ready, static_cast<unsigned>(r)));
-    }
     cluster_mbar_wait(ready, parity);
     for (int g = share.begin + static_cast<int>(threadIdx.x); g < share.end; g += kConsumerThreads) {
       const int row = g / X::kGroupsPerRow, col = 4 * (g % X::kGroupsPerRow);
@@ -106,10 +104,8 @@ __device__ inline void blockscale_cluster_exchange(const float* part, float* are
           make_uint2(bf16x2_from_float(sum.x, sum.y), bf16x2_from_float(sum.z, sum.w));
     }
     named_barrier_sync(kTurnstileBarrier, kConsumerThreads);  // every thread's reads, before thread 0's release
-    if (threadIdx.x == 0) {
-      cluster_release_fence();
+    if (threadIdx.x == 0)
       for (int r = 0; r < slices; ++r) cluster_mbar_arrive(cluster_peer_address(drained, static_cast<unsigned>(r)));
-    }
     cluster_mbar_wait(drained, parity);
   }
 }
