@@ -65,7 +65,7 @@ TEST(Fp8GemmHarness, OddPointsPassOnTheCpu) {
 // The block-scale GEMM's direct form writes C alone (VariantSpec::writes): at S = 1 it is checked on
 // C (bitwise against wgmma, repeat, fp64) and leaves no fingerprint of acc; split-K points skip it
 // with the reason.
-TEST(Fp8GemmHarness, BlockscaleDirectIsCheckedOnCAloneAndSkipsSplitK) {
+TEST(Fp8GemmHarness, BlockscaleDirectIsCheckedOnCAloneAndSkipsMoreSlicesThanAClusterHolds) {
   Registry reg;
   register_all_families(reg);
   Session cpu("cpu");
