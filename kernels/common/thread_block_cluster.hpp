@@ -57,7 +57,9 @@ __device__ inline float4 cluster_load_float4(std::uint32_t peer) {
   return v;
 }
 // One arrival on the mbarrier at `peer` (a cluster address), releasing at cluster scope what this
-// thread (and, through an earlier CTA barrier, its CTA) wrote or read before.
+// thread (and, through an earlier CTA barrier, its CTA) wrote or read before. Costly on sm_90:
+// ptxas puts a MEMBAR.GPU before each (run 76); one fence.acq_rel.cluster and relaxed arrivals
+// are the cheaper form, not yet run on a GPU (kernels/fp8_gemm_blockscale/README.md, "Run 76").
 __device__ inline void cluster_mbar_arrive(std::uint32_t peer) {
   asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(peer) : "memory");
 }
