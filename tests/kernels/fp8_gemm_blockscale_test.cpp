@@ -332,6 +332,19 @@ TEST(Fp8BlockscaleGpu, DirectWritesTheAccFormsCBitwiseAndLeavesAccAlone) {
     gpu::copy_to_host(out.second.data(), d.b.acc, elements * 4);
     return out;
   };
+  // The direct form's C equals the acc form's bit for bit, acc stays untouched, C is within the
+  // fp64 budget and a rerun gives the same bytes.
+  const auto expect_the_acc_forms_c = [&](DeviceProblem& d, const Problem& q, const std::vector<std::uint16_t>& acc_form,
+                                          const std::string& what) {
+    const auto got = direct(d, q, 0x5A);
+    EXPECT_EQ(std::memcmp(got.first.data(), acc_form.data(), acc_form.size() * 2), 0) << "C " << what;
+    EXPECT_TRUE(std::all_of(got.second.begin(), got.second.end(), [](std::uint8_t x) { return x == 0x77; }))
+        << "acc written " << what;
+    const Fp64Check c = q.fp64(got.first, true);
+    EXPECT_EQ(c.stats.nan, 0) << what;
+    EXPECT_LE(c.stats.abs_max, c.bound.limit) << what;
+    EXPECT_EQ(direct(d, q, 0xFF).first, got.first) << "repeat " << what;
+  };
   for (const char* width : {"128", "192"}) {
     setenv(kBlockscaleTileWidthVariable, width, 1);
     for (const Shape sh : {Shape{1, 384, 768}, Shape{17, 2304, 6144}, Shape{129, 1152, 768}, Shape{257, 2304, 2048},
@@ -341,18 +354,10 @@ TEST(Fp8BlockscaleGpu, DirectWritesTheAccFormsCBitwiseAndLeavesAccAlone) {
       const std::string what = std::string("width ") + width + " M=" + std::to_string(sh.m) + " N=" + std::to_string(sh.n) +
                                " K=" + std::to_string(sh.k);
       const std::vector<std::uint16_t> acc_form = d.run(q, fp8_blockscale_wgmma_launch, 0xFF);
-      const auto got = direct(d, q, 0x5A);  // the staged epilogue (the default: every N here is a multiple of 8)
-      EXPECT_EQ(std::memcmp(got.first.data(), acc_form.data(), acc_form.size() * 2), 0) << "C " << what;
+      expect_the_acc_forms_c(d, q, acc_form, what);  // the staged epilogue (the default: every N here is a multiple of 8)
       setenv(kWgmmaEpilogueVariable, "registers", 1);  // and the register epilogue
-      const auto registers = direct(d, q, 0x33);
+      expect_the_acc_forms_c(d, q, acc_form, "registers, " + what);
       unsetenv(kWgmmaEpilogueVariable);
-      EXPECT_EQ(std::memcmp(registers.first.data(), acc_form.data(), acc_form.size() * 2), 0) << "C, registers, " << what;
-      EXPECT_TRUE(std::all_of(got.second.begin(), got.second.end(), [](std::uint8_t x) { return x == 0x77; }))
-          << "acc written " << what;
-      const Fp64Check c = q.fp64(got.first, true);
-      EXPECT_EQ(c.stats.nan, 0) << what;
-      EXPECT_LE(c.stats.abs_max, c.bound.limit) << what;
-      EXPECT_EQ(direct(d, q, 0xFF).first, got.first) << "repeat " << what;
     }
     unsetenv(kBlockscaleTileWidthVariable);
   }
@@ -373,15 +378,7 @@ TEST(Fp8BlockscaleGpu, DirectWritesTheAccFormsCBitwiseAndLeavesAccAlone) {
     // The rule's width (128, or 192 where the narrow tiles' CTAs outnumber the SMs), then each forced.
     for (const char* width : {"", "128", "192"}) {
       if (*width) setenv(kBlockscaleTileWidthVariable, width, 1);
-      const std::string at = what + " width " + (*width ? width : "by rule");
-      const auto got = direct(d, q, 0x5A);
-      EXPECT_EQ(std::memcmp(got.first.data(), acc_form.data(), acc_form.size() * 2), 0) << "C " << at;
-      EXPECT_TRUE(std::all_of(got.second.begin(), got.second.end(), [](std::uint8_t x) { return x == 0x77; }))
-          << "acc written " << at;
-      const Fp64Check c = q.fp64(got.first, true);
-      EXPECT_EQ(c.stats.nan, 0) << at;
-      EXPECT_LE(c.stats.abs_max, c.bound.limit) << at;
-      EXPECT_EQ(direct(d, q, 0xFF).first, got.first) << "repeat " << at;
+      expect_the_acc_forms_c(d, q, acc_form, what + " width " + (*width ? width : "by rule"));
       unsetenv(kBlockscaleTileWidthVariable);
     }
   }
