@@ -1,6 +1,6 @@
-// The direct form's split-K (fp8_blockscale_wgmma.hip, S > 1): the S slices of a 128 x 128 tile run
-// on the S CTAs of one thread-block cluster, and are added in shared memory instead of in the fp32
-// buffer. Per unit, each CTA
+// The direct form's split-K (fp8_blockscale_wgmma.hip, S > 1): the S slices of a tile run on the S
+// CTAs of one thread-block cluster, and are added in shared memory instead of in the fp32 buffer.
+// Per unit (per round of its columns, BlockscaleExchange below), each CTA
 //   1. writes its slice's partial sums (fp32, its registers) into its exchange area;
 //   2. arrives on every cluster CTA's `ready` mbarrier (after a barrier of its consumer threads) and
 //      waits on its own: all S partials of the tile are then written and visible;

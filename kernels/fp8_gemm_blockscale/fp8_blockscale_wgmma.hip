@@ -10,9 +10,9 @@
 // the bound of kernels/fp8_gemm/fp8_gemm_bounds.hpp.
 // The direct form (kDirect) writes C = bf16(+0 + part) from the registers and never touches acc:
 // the acc form's C bit for bit, without the memset and acc's fp32 round trip (at 32768 x 2304 x
-// 6144 the direct form moves 0.37 GB of DRAM bytes, the acc form 1.27 GB). With S > 1 slices
-// (128-wide tiles) a tile's slices run on the CTAs of one thread-block cluster and are added in
-// shared memory in slice order (fp8_blockscale_cluster.hpp): again the acc form's C at that S.
+// 6144 the direct form moves 0.37 GB of DRAM bytes, the acc form 1.27 GB). With S > 1 slices a
+// tile's slices run on the CTAs of one thread-block cluster and are added in shared memory in
+// slice order (fp8_blockscale_cluster.hpp): again the acc form's C at that S.
 // Until run 62 a CTA was one unit (grid N/128 x M/128 x S, the turnstile over all 384 threads).
 #include <algorithm>
 #include <cstdint>
@@ -346,7 +346,7 @@ void launch(const Fp8BlockscaleParams& p, const Fp8BlockscaleBuffers& b, void* s
   if (p.rows == 0) return;
   const int tile_cols = fp8_blockscale_launch_tile_cols(p, kDirect);
   const std::int64_t units = blockscale_schedule(p, kWgmmaCtaM, tile_cols).units();
-  if (p.rows * p.k_blocks() > INT32_MAX || units > INT32_MAX / 2 || p.k_blocks() * p.slices > INT32_MAX)
+  if (p.rows * p.k_blocks() > INT32_MAX || units > INT32_MAX / 2 || p.k_blocks() * (p.slices + 1) > INT32_MAX)
     throw InputError(std::string(name) + ": more than 2^31 row scales or 2^30 units (" + std::to_string(p.rows) +
                      " rows)");
   const auto s = static_cast<hipStream_t>(stream);
