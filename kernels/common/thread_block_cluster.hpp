@@ -6,7 +6,7 @@
 //     launch_in_clusters;
 //   - device (FB_CLUSTERS_AVAILABLE): this CTA's rank, a whole-cluster barrier, a peer's address
 //     of a shared-memory location, a 16-byte load from it, and the mbarrier arrive/wait pair with
-//     cluster-scope release/acquire.
+//     cluster-scope release/acquire (or a release fence and relaxed arrivals).
 // Elsewhere (AMD, older NVIDIA) the host calls throw a DeviceError and the device calls are absent:
 // a kernel guards them with FB_CLUSTERS_AVAILABLE.
 #pragma once
@@ -58,10 +58,16 @@ __device__ inline float4 cluster_load_float4(std::uint32_t peer) {
 }
 // One arrival on the mbarrier at `peer` (a cluster address), releasing at cluster scope what this
 // thread (and, through an earlier CTA barrier, its CTA) wrote or read before. Costly on sm_90:
-// ptxas puts a MEMBAR.GPU before each (run 76); one fence.acq_rel.cluster and relaxed arrivals
-// are the cheaper form, not yet run on a GPU (kernels/fp8_gemm_blockscale/README.md, "Run 76").
+// ptxas puts a MEMBAR.GPU before each (run 76).
 __device__ inline void cluster_mbar_arrive(std::uint32_t peer) {
   asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(peer) : "memory");
+}
+// The cheaper form for several arrivals in a row: one release fence at cluster scope (one
+// MEMBAR.GPU, which also waits for this thread's own earlier global stores), then relaxed
+// arrivals. Not yet run on a GPU (kernels/fp8_gemm_blockscale/README.md, "Run 76").
+__device__ inline void cluster_release_fence() { asm volatile("fence.acq_rel.cluster;\n" ::: "memory"); }
+__device__ inline void cluster_mbar_arrive_relaxed(std::uint32_t peer) {
+  asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(peer) : "memory");
 }
 // Waits (acquiring at cluster scope) until the phase of this CTA's mbarrier at `local` with this
 // parity has completed.

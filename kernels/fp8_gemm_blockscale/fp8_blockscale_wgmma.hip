@@ -60,6 +60,20 @@ __device__ inline void blockscale_promote_block(float* part, const float* partia
 }
 
 #if FB_WGMMA_AVAILABLE
+// Thread 0's arrivals on the mbarrier at `local` of each of the cluster's `slices` CTAs, releasing
+// its CTA's earlier writes or reads (a CTA barrier before gathers them). By default one release
+// arrival each (a MEMBAR.GPU before each: run 76); FB_CLUSTER_RELAXED_ARRIVALS (an experiment knob,
+// build time: -DCMAKE_CUDA_FLAGS=-DFB_CLUSTER_RELAXED_ARRIVALS) takes one release fence and
+// relaxed arrivals, the form run 76's SASS pointed to, not yet run.
+__device__ inline void blockscale_cluster_arrive_all(std::uint32_t local, int slices) {
+#if defined(FB_CLUSTER_RELAXED_ARRIVALS)
+  cluster_release_fence();
+  for (int r = 0; r < slices; ++r) cluster_mbar_arrive_relaxed(cluster_peer_address(local, static_cast<unsigned>(r)));
+#else
+  for (int r = 0; r < slices; ++r) cluster_mbar_arrive(cluster_peer_address(local, static_cast<unsigned>(r)));
+#endif
+}
+
 // One unit's exchange in the direct form's split-K (the steps of fp8_blockscale_cluster.hpp), run
 // by every consumer thread with its slice's sums `part`, in BlockscaleExchange<kTileN>::kRounds
 // rounds of columns; `exchanges` counts the CTA's rounds so far (their parity is the barriers'
@@ -83,8 +97,7 @@ __device__ inline void blockscale_cluster_exchange(const float* part, float* are
         *reinterpret_cast<float2*>(area + X::offset(g_row + wgmma_acc_row(j), wgmma_acc_col(j) - round * X::kCols)) =
             make_float2(part[j], part[j + 1]);
     named_barrier_sync(kTurnstileBarrier, kConsumerThreads);  // every thread's stores, before thread 0's release
-    if (threadIdx.x == 0)
-      for (int r = 0; r < slices; ++r) cluster_mbar_arrive(cluster_peer_address(ready, static_cast<unsigned>(r)));
+    if (threadIdx.x == 0) blockscale_cluster_arrive_all(ready, slices);
     cluster_mbar_wait(ready, parity);
     for (int g = share.begin + static_cast<int>(threadIdx.x); g < share.end; g += kConsumerThreads) {
       const int row = g / X::kGroupsPerRow, col = 4 * (g % X::kGroupsPerRow);
@@ -104,8 +117,7 @@ __device__ inline void blockscale_cluster_exchange(const float* part, float* are
           make_uint2(bf16x2_from_float(sum.x, sum.y), bf16x2_from_float(sum.z, sum.w));
     }
     named_barrier_sync(kTurnstileBarrier, kConsumerThreads);  // every thread's reads, before thread 0's release
-    if (threadIdx.x == 0)
-      for (int r = 0; r < slices; ++r) cluster_mbar_arrive(cluster_peer_address(drained, static_cast<unsigned>(r)));
+    if (threadIdx.x == 0) blockscale_cluster_arrive_all(drained, slices);
     cluster_mbar_wait(drained, parity);
   }
 }
