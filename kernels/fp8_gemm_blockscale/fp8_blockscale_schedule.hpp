@@ -78,7 +78,9 @@ FB_HD int blockscale_tile_cols(const Fp8BlockscaleParams& p, TileWidthAsk ask = 
 // The direct form's split-K (a cluster of S CTAs a tile, fp8_blockscale_cluster.hpp) by default
 // takes the 128-wide tile unless its tiles' CTAs would not all find an SM at once (more than `sms`)
 // and N allows the wide tile: with a third fewer tiles they may (at 192 x 6144 x 2048, S = 2: 192
-// CTAs against 128). The knob's ask overrides, as for the other forms.
+// CTAs against 128). A prediction, not a measurement: run 76 found the wide form slower than S = 1
+// wherever this chose it, and did not time the narrow form there. The knob's ask overrides, as for
+// the other forms.
 FB_HD int blockscale_cluster_tile_cols(const Fp8BlockscaleParams& p, int sms, TileWidthAsk ask = TileWidthAsk::by_default) {
   if (p.cols % (2 * kBlockscaleWideTileCols) != 0 || ask == TileWidthAsk::narrow) return 128;
   if (ask == TileWidthAsk::wide) return kBlockscaleWideTileCols;
