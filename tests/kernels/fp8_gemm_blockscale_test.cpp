@@ -241,23 +241,27 @@ TEST(Fp8BlockscaleGpu, PlainEqualsTheCanonicalEmulationBitwiseForEverySliceCount
     }
 }
 
+// A shape of the GPU tests below, and its text in their failure messages.
+struct GemmShape {
+  std::int64_t m, n, k, s;
+  std::string text() const {
+    return "M=" + std::to_string(m) + " N=" + std::to_string(n) + " K=" + std::to_string(k) + " S=" + std::to_string(s);
+  }
+};
+
 TEST(Fp8BlockscaleGpu, WgmmaWithinItsBudgetAtOddShapesAndRepeatsBitwise) {
   FB_SKIP_WITHOUT_GPU();
   if (const std::string why = fp8_blockscale_wgmma_unavailable({64, 128, 128, 1}); !why.empty()) GTEST_SKIP() << why;
-  struct Shape {
-    std::int64_t m, n, k, s;
-  };
-  for (const Shape sh : {Shape{1, 128, 128, 1}, Shape{5, 256, 768, 2}, Shape{17, 2304, 6144, 4}, Shape{100, 768, 6144, 1},
-                         Shape{200, 2048, 768, 6}, Shape{64, 128, 1024, 8}, Shape{129, 256, 1024, 2},
-                         Shape{257, 384, 768, 1},
-                         // 144 tiles x 3 slices: more units than an H200's 132 SMs, so persistent
-                         // CTAs wait on slices that other CTAs reach only on their later units.
-                         Shape{300, 6144, 384, 3}}) {
+  for (const GemmShape sh : {GemmShape{1, 128, 128, 1}, GemmShape{5, 256, 768, 2}, GemmShape{17, 2304, 6144, 4},
+                             GemmShape{100, 768, 6144, 1}, GemmShape{200, 2048, 768, 6}, GemmShape{64, 128, 1024, 8},
+                             GemmShape{129, 256, 1024, 2}, GemmShape{257, 384, 768, 1},
+                             // 144 tiles x 3 slices: more units than an H200's 132 SMs, so persistent
+                             // CTAs wait on slices that other CTAs reach only on their later units.
+                             GemmShape{300, 6144, 384, 3}}) {
     const Problem q(sh.m, sh.n, sh.k, sh.s, Distribution::normal, static_cast<std::uint64_t>(sh.m * 7 + sh.s));
     DeviceProblem d(q);
     const std::vector<std::uint16_t> got = d.run(q, fp8_blockscale_wgmma_launch, 0xFF);
-    const std::string what = "M=" + std::to_string(sh.m) + " N=" + std::to_string(sh.n) + " K=" + std::to_string(sh.k) +
-                             " S=" + std::to_string(sh.s);
+    const std::string what = sh.text();
     const Fp64Check c = q.fp64(got, true);
     EXPECT_EQ(c.stats.nan, 0) << what;
     EXPECT_LE(c.stats.abs_max, c.bound.limit) << what;
@@ -282,9 +286,6 @@ TEST(Fp8BlockscaleGpu, WgmmaWithinItsBudgetAtOddShapesAndRepeatsBitwise) {
 TEST(Fp8BlockscaleGpu, WideTileEqualsTheNarrowTileBitwiseOnCAndAcc) {
   FB_SKIP_WITHOUT_GPU();
   if (const std::string why = fp8_blockscale_wgmma_unavailable({64, 384, 128, 1}); !why.empty()) GTEST_SKIP() << why;
-  struct Shape {
-    std::int64_t m, n, k, s;
-  };
   const auto with_tile = [](const char* cols, DeviceProblem& d, const Problem& q, std::uint8_t poison) {
     setenv(kBlockscaleTileWidthVariable, cols, 1);
     std::pair<std::vector<std::uint16_t>, std::vector<float>> out{d.run(q, fp8_blockscale_wgmma_launch, poison), {}};
@@ -293,12 +294,12 @@ TEST(Fp8BlockscaleGpu, WideTileEqualsTheNarrowTileBitwiseOnCAndAcc) {
     gpu::copy_to_host(out.second.data(), d.b.acc, out.second.size() * 4);
     return out;
   };
-  for (const Shape sh : {Shape{1, 384, 768, 1}, Shape{17, 2304, 6144, 4}, Shape{100, 768, 1024, 2},
-                         Shape{129, 1152, 768, 1}, Shape{300, 6144, 384, 3}, Shape{257, 2304, 2048, 1}}) {
+  for (const GemmShape sh : {GemmShape{1, 384, 768, 1}, GemmShape{17, 2304, 6144, 4}, GemmShape{100, 768, 1024, 2},
+                             GemmShape{129, 1152, 768, 1}, GemmShape{300, 6144, 384, 3},
+                             GemmShape{257, 2304, 2048, 1}}) {
     const Problem q(sh.m, sh.n, sh.k, sh.s, Distribution::normal, static_cast<std::uint64_t>(sh.m * 11 + sh.s));
     DeviceProblem d(q);
-    const std::string what = "M=" + std::to_string(sh.m) + " N=" + std::to_string(sh.n) + " K=" + std::to_string(sh.k) +
-                             " S=" + std::to_string(sh.s);
+    const std::string what = sh.text();
     const auto narrow = with_tile("128", d, q, 0xFF);
     const auto wide = with_tile("192", d, q, 0x5A);
     EXPECT_EQ(std::memcmp(wide.first.data(), narrow.first.data(), narrow.first.size() * 2), 0) << "C " << what;
@@ -365,15 +366,12 @@ TEST(Fp8BlockscaleGpu, DirectWritesTheAccFormsCBitwiseAndLeavesAccAlone) {
   // form at the same S (its acc +0, then the slices in order): odd M (a tile half past C), more
   // tiles than fit at once (the clusters loop), S = 2 .. 8 with slices of unequal length, both
   // tile widths (the wide tile's exchange in two rounds).
-  struct Split {
-    std::int64_t m, n, k, s;
-  };
-  for (const Split sh : {Split{3, 2304, 6144, 4}, Split{192, 2304, 6144, 3}, Split{17, 384, 768, 5},
-                         Split{129, 1152, 2048, 2}, Split{300, 6144, 1024, 8}, Split{1000, 2304, 768, 3}}) {
+  for (const GemmShape sh : {GemmShape{3, 2304, 6144, 4}, GemmShape{192, 2304, 6144, 3}, GemmShape{17, 384, 768, 5},
+                             GemmShape{129, 1152, 2048, 2}, GemmShape{300, 6144, 1024, 8},
+                             GemmShape{1000, 2304, 768, 3}}) {
     const Problem q(sh.m, sh.n, sh.k, sh.s, Distribution::normal, static_cast<std::uint64_t>(sh.m * 17 + sh.s));
     DeviceProblem d(q);
-    const std::string what = "M=" + std::to_string(sh.m) + " N=" + std::to_string(sh.n) + " K=" + std::to_string(sh.k) +
-                             " S=" + std::to_string(sh.s);
+    const std::string what = sh.text();
     const std::vector<std::uint16_t> acc_form = d.run(q, fp8_blockscale_wgmma_launch, 0xFF);
     // The rule's width (128, or 192 where the narrow tiles' CTAs outnumber the SMs), then each forced.
     for (const char* width : {"", "128", "192"}) {
