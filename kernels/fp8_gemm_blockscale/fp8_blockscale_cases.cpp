@@ -29,6 +29,7 @@
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_epilogue.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale_cluster.hpp"
+#include "kernels/fp8_gemm_blockscale/fp8_blockscale_cluster_arrivals.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale_schedule.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale_vendor.hpp"
 #include "kernels/rmsnorm_fp8/rmsnorm_fp8.hpp"
@@ -203,11 +204,14 @@ class BlockscaleGemmInstance final : public CaseInstance {
   }
 
   // The sm_90a kernel's CTA tile on the GPU (wgmma and its direct form): the knob's width, else the
-  // rule by M and N; the direct form's epilogue too (fp8_gemm_wgmma_epilogue.hpp).
+  // rule by M and N; the direct form's epilogue too (fp8_gemm_wgmma_epilogue.hpp), or its clusters'
+  // arrivals (fp8_blockscale_cluster_arrivals.hpp).
   std::string launch_config(VariantId v, Backend backend) const override {
     if (backend != Backend::gpu || (v != kWgmma && v != kDirect)) return {};
     if (v == kWgmma) return blockscale_tile_text(p_);  // the turnstile's epilogue: acc and C from the registers
-    if (p_.slices > 1) return blockscale_tile_text(p_, true) + fmt::format(", clusters of {} CTAs", p_.slices);
+    if (p_.slices > 1)
+      return blockscale_tile_text(p_, true) + fmt::format(", clusters of {} CTAs, {}", p_.slices,
+                                                          cluster_arrivals_text(launch_cluster_arrivals()));
     return blockscale_tile_text(p_, true) + ", " + wgmma_epilogue_text(wgmma_launch_epilogue_staged(p_.cols));
   }
 

@@ -28,6 +28,7 @@
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_store.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale_cluster.hpp"
+#include "kernels/fp8_gemm_blockscale/fp8_blockscale_cluster_arrivals.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale_epoch.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale_schedule.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale_turnstile.hpp"
@@ -61,17 +62,16 @@ __device__ inline void blockscale_promote_block(float* part, const float* partia
 
 #if FB_WGMMA_AVAILABLE
 // Thread 0's arrivals on the mbarrier at `local` of each of the cluster's `slices` CTAs, releasing
-// its CTA's earlier writes or reads (a CTA barrier before gathers them). By default one release
-// arrival each (a MEMBAR.GPU before each: run 76); FB_CLUSTER_RELAXED_ARRIVALS (an experiment knob,
-// build time: -DCMAKE_CUDA_FLAGS=-DFB_CLUSTER_RELAXED_ARRIVALS) takes one release fence and
-// relaxed arrivals, the form run 76's SASS pointed to, not yet run.
-__device__ inline void blockscale_cluster_arrive_all(std::uint32_t local, int slices) {
-#if defined(FB_CLUSTER_RELAXED_ARRIVALS)
-  cluster_release_fence();
-  for (int r = 0; r < slices; ++r) cluster_mbar_arrive_relaxed(cluster_peer_address(local, static_cast<unsigned>(r)));
-#else
-  for (int r = 0; r < slices; ++r) cluster_mbar_arrive(cluster_peer_address(local, static_cast<unsigned>(r)));
-#endif
+// its CTA's earlier writes or reads (a CTA barrier before gathers them), in the launch's form
+// (fp8_blockscale_cluster_arrivals.hpp): a release arrival each (a MEMBAR.GPU before each: run 76),
+// or one release fence and relaxed arrivals.
+__device__ inline void blockscale_cluster_arrive_all(std::uint32_t local, int slices, ClusterArrivals arrivals) {
+  if (arrivals == ClusterArrivals::relaxed) {
+    cluster_release_fence();
+    for (int r = 0; r < slices; ++r) cluster_mbar_arrive_relaxed(cluster_peer_address(local, static_cast<unsigned>(r)));
+  } else {
+    for (int r = 0; r < slices; ++r) cluster_mbar_arrive(cluster_peer_address(local, static_cast<unsigned>(r)));
+  }
 }
 
 // One unit's exchange in the direct form's split-K (the steps of fp8_blockscale_cluster.hpp), run
@@ -81,7 +81,7 @@ __device__ inline void blockscale_cluster_arrive_all(std::uint32_t local, int sl
 template <int kTileN>
 __device__ inline void blockscale_cluster_exchange(const float* part, float* area, int g_row, std::uint32_t& exchanges,
                                                    const Fp8BlockscaleParams& p, std::uint16_t* c, std::int64_t m0,
-                                                   std::int64_t n0) {
+                                                   std::int64_t n0, ClusterArrivals arrivals) {
   using X = BlockscaleExchange<kTileN>;
   const int slices = static_cast<int>(p.slices);
   const std::uint32_t base = smem_address(area), ready = base + X::kAreaBytes, drained = ready + 8;
@@ -97,7 +97,7 @@ __device__ inline void blockscale_cluster_exchange(const float* part, float* are
         *reinterpret_cast<float2*>(area + X::offset(g_row + wgmma_acc_row(j), wgmma_acc_col(j) - round * X::kCols)) =
             make_float2(part[j], part[j + 1]);
     named_barrier_sync(kTurnstileBarrier, kConsumerThreads);  // every thread's stores, before thread 0's release
-    if (threadIdx.x == 0) blockscale_cluster_arrive_all(ready, slices);
+    if (threadIdx.x == 0) blockscale_cluster_arrive_all(ready, slices, arrivals);
     cluster_mbar_wait(ready, parity);
     for (int g = share.begin + static_cast<int>(threadIdx.x); g < share.end; g += kConsumerThreads) {
       const int row = g / X::kGroupsPerRow, col = 4 * (g % X::kGroupsPerRow);
@@ -117,7 +117,7 @@ __device__ inline void blockscale_cluster_exchange(const float* part, float* are
           make_uint2(bf16x2_from_float(sum.x, sum.y), bf16x2_from_float(sum.z, sum.w));
     }
     named_barrier_sync(kTurnstileBarrier, kConsumerThreads);  // every thread's reads, before thread 0's release
-    if (threadIdx.x == 0) blockscale_cluster_arrive_all(drained, slices);
+    if (threadIdx.x == 0) blockscale_cluster_arrive_all(drained, slices, arrivals);
     cluster_mbar_wait(drained, parity);
   }
 }
@@ -131,7 +131,7 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
                                                                              std::uint32_t epoch,
                                                                              const FB_GRID_CONSTANT WgmmaOperands maps,
                                                                              const FB_GRID_CONSTANT WgmmaTensorMap c_map,
-                                                                             bool staged) {
+                                                                             bool staged, ClusterArrivals arrivals) {
 #if FB_WGMMA_AVAILABLE
   extern __shared__ __align__(128) std::uint8_t smem[];
   const std::int64_t kb_count = p.k_blocks();
@@ -208,7 +208,7 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
     if constexpr (kDirect) {
       if constexpr (kClustered) {
         float* area = reinterpret_cast<float*>(smem + wgmma_pipeline_bytes(kTileN));
-        blockscale_cluster_exchange<kTileN>(part, area, g_row, exchanges, p, b.c, w.m0, w.n0);
+        blockscale_cluster_exchange<kTileN>(part, area, g_row, exchanges, p, b.c, w.m0, w.n0, arrivals);
         return;
       }
       // One slice (the launcher's check): C from the registers, staged through shared memory and
@@ -283,6 +283,7 @@ __global__ __launch_bounds__(kWgmmaCtaThreads, 1) void fp8_blockscale_wgmma_kern
   (void)maps;
   (void)c_map;
   (void)staged;
+  (void)arrivals;
 #endif
 }
 
@@ -324,7 +325,8 @@ void launch_tiles(const Fp8BlockscaleParams& p, const Fp8BlockscaleBuffers& b, s
   const bool staged = kDirect && wgmma_launch_epilogue_staged(p.cols) && wgmma_output_map_fits(b.c, p.cols);
   const WgmmaTensorMap c_map = staged ? wgmma_output_map(b.c, p.rows, p.cols) : WgmmaTensorMap{};
   fp8_blockscale_wgmma_kernel<kTileN, kDirect>
-      <<<grid, kWgmmaCtaThreads, kBytes, stream>>>(p, b, next_blockscale_epoch(), maps, c_map, staged);
+      <<<grid, kWgmmaCtaThreads, kBytes, stream>>>(p, b, next_blockscale_epoch(), maps, c_map, staged,
+                                                     ClusterArrivals::release);  // no cluster: unused
   gpu_check_launch("fp8_blockscale_wgmma_kernel");
 }
 
@@ -345,7 +347,7 @@ void launch_clusters(const Fp8BlockscaleParams& p, const Fp8BlockscaleBuffers& b
   const WgmmaOperands maps = wgmma_operands(b.a, p.rows, b.b, p.cols, p.depth, kTileN);
   launch_in_clusters("fp8_blockscale_wgmma_kernel (clusters)", fp8_blockscale_wgmma_kernel<kTileN, true, true>,
                      clusters * static_cast<unsigned>(size), kWgmmaCtaThreads, kBytes, size, stream, p, b,
-                     next_blockscale_epoch(), maps, WgmmaTensorMap{}, false);
+                     next_blockscale_epoch(), maps, WgmmaTensorMap{}, false, launch_cluster_arrivals());
 }
 
 template <bool kDirect>

@@ -21,6 +21,7 @@
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_epilogue.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale_cases.hpp"
+#include "kernels/fp8_gemm_blockscale/fp8_blockscale_cluster_arrivals.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale_math.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale_schedule.hpp"
 #include "reference/codecs/bf16.hpp"
@@ -313,7 +314,7 @@ TEST(Fp8BlockscaleGpu, WideTileEqualsTheNarrowTileBitwiseOnCAndAcc) {
 // The direct form writes C without the fp32 buffer: the acc form's C bit for bit, with either
 // epilogue at S = 1 (staged through shared memory and the TMA, or from the registers), for both
 // tile widths (odd M, more units than SMs, both scale-block splits of the wide tile), and with
-// S > 1 through the cluster's exchange; repeatable, within the fp64 budget, and acc is left
+// S > 1 through the cluster's exchange (with either form of its arrivals); repeatable, within the fp64 budget, and acc is left
 // exactly as it was (filled with 0x77 here, never +0). S > 8 is an input error.
 TEST(Fp8BlockscaleGpu, DirectWritesTheAccFormsCBitwiseAndLeavesAccAlone) {
   FB_SKIP_WITHOUT_GPU();
@@ -373,10 +374,15 @@ TEST(Fp8BlockscaleGpu, DirectWritesTheAccFormsCBitwiseAndLeavesAccAlone) {
     DeviceProblem d(q);
     const std::string what = sh.text();
     const std::vector<std::uint16_t> acc_form = d.run(q, fp8_blockscale_wgmma_launch, 0xFF);
-    // The rule's width (128, or 192 where the narrow tiles' CTAs outnumber the SMs), then each forced.
+    // The rule's width (128, or 192 where the narrow tiles' CTAs outnumber the SMs), then each
+    // forced; each with both forms of the clusters' arrivals (fp8_blockscale_cluster_arrivals.hpp).
     for (const char* width : {"", "128", "192"}) {
       if (*width) setenv(kBlockscaleTileWidthVariable, width, 1);
-      expect_the_acc_forms_c(d, q, acc_form, what + " width " + (*width ? width : "by rule"));
+      for (const char* arrivals : {"release", "relaxed"}) {
+        setenv(kClusterArrivalsVariable, arrivals, 1);
+        expect_the_acc_forms_c(d, q, acc_form, what + " width " + (*width ? width : "by rule") + ", " + arrivals);
+      }
+      unsetenv(kClusterArrivalsVariable);
       unsetenv(kBlockscaleTileWidthVariable);
     }
   }

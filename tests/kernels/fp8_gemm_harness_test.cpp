@@ -14,6 +14,7 @@
 #include "core/session.hpp"
 #include "core/verify_runner.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale_cases.hpp"
+#include "kernels/fp8_gemm_blockscale/fp8_blockscale_cluster_arrivals.hpp"
 #include "support/skip_without_gpu.hpp"
 
 namespace fb {
@@ -188,6 +189,24 @@ TEST(Fp8GemmHarness, LaunchConfigsNameTheTileTheRuleOrTheKnobPicks) {
   EXPECT_EQ(form(bs, big, "direct", Backend::gpu), "tile 128x192, register epilogue");
   EXPECT_EQ(form(bs, big, "wgmma", Backend::gpu), "tile 128x192");
   unsetenv("FUSEBENCH_WGMMA_EPILOGUE");
+  // The direct form's clusters (S > 1) name their arrivals: the default form, or the knob's; a
+  // value the knob does not know is an InputError naming it.
+  const Point split = blockscale_point(192, 2304, 6144, 3, true);
+  unsetenv("FUSEBENCH_CLUSTER_ARRIVALS");
+  EXPECT_EQ(form(bs, split, "direct", Backend::gpu),
+            "tile 128x128, clusters of 3 CTAs, " + cluster_arrivals_text(kClusterArrivalsDefault));
+  setenv("FUSEBENCH_CLUSTER_ARRIVALS", "relaxed", 1);
+  EXPECT_EQ(form(bs, split, "direct", Backend::gpu), "tile 128x128, clusters of 3 CTAs, fenced relaxed arrivals");
+  setenv("FUSEBENCH_CLUSTER_ARRIVALS", "release", 1);
+  EXPECT_EQ(form(bs, split, "direct", Backend::gpu), "tile 128x128, clusters of 3 CTAs, release arrivals");
+  setenv("FUSEBENCH_CLUSTER_ARRIVALS", "fast", 1);
+  try {
+    form(bs, split, "direct", Backend::gpu);
+    ADD_FAILURE() << "an unknown FUSEBENCH_CLUSTER_ARRIVALS value was taken";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("FUSEBENCH_CLUSTER_ARRIVALS"), std::string::npos) << e.what();
+  }
+  unsetenv("FUSEBENCH_CLUSTER_ARRIVALS");
   EXPECT_EQ(form(f7, blockscale_point(4096, 2304, 6144, 2, false), "memset", Backend::cpu), "");
 #if !FUSEBENCH_HAS_GPU
   EXPECT_EQ(form(f7, blockscale_point(4096, 2304, 6144, 2, false), "prezeroed", Backend::gpu), "wgmma tile 128x192");

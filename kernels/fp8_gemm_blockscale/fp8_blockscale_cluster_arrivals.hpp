@@ -1,0 +1,39 @@
+// How a CTA's thread 0 signals the other CTAs of its cluster in the direct form's exchange
+// (fp8_blockscale_cluster.hpp, steps 2 and 4). Both forms order the same writes and reads, so the
+// bits are the same either way:
+//   release  one `mbarrier.arrive.release.cluster` per CTA of the cluster. ptxas puts a GPU-scope
+//            fence (MEMBAR.ALL.GPU) before each, so a phase costs S fences in a row (run 76's SASS);
+//   relaxed  one `fence.acq_rel.cluster`, then S `mbarrier.arrive.relaxed.cluster`: the fence
+//            releases the CTA's writes (or reads) once for all S arrivals.
+// The knob FUSEBENCH_CLUSTER_ARRIVALS (read per launch, for A/B runs in one build): unset or empty
+// takes the default, "release" or "relaxed" that form; any other value is an InputError naming
+// the variable. Host code: the launcher and the case call the same function, so a report's
+// launch_configs names what ran.
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "core/errors.hpp"
+
+namespace fb {
+
+enum class ClusterArrivals : std::uint8_t { release, relaxed };
+
+inline constexpr const char* kClusterArrivalsVariable = "FUSEBENCH_CLUSTER_ARRIVALS";
+inline constexpr ClusterArrivals kClusterArrivalsDefault = ClusterArrivals::release;
+
+inline ClusterArrivals cluster_arrivals(const char* asked) {
+  if (!asked || !*asked) return kClusterArrivalsDefault;
+  const std::string v = asked;
+  if (v == "release") return ClusterArrivals::release;
+  if (v == "relaxed") return ClusterArrivals::relaxed;
+  throw InputError(std::string(kClusterArrivalsVariable) + " must be release or relaxed, not '" + v + "'");
+}
+inline ClusterArrivals launch_cluster_arrivals() { return cluster_arrivals(std::getenv(kClusterArrivalsVariable)); }
+inline std::string cluster_arrivals_text(ClusterArrivals a) {
+  return a == ClusterArrivals::relaxed ? "fenced relaxed arrivals" : "release arrivals";
+}
+
+}  // namespace fb
