@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/errors.hpp"
+#include "core/knob_choice.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_layout.hpp"
 
 namespace fb {
@@ -21,10 +21,8 @@ enum class TileWidthAsk { by_default, narrow, wide };
 // unset or empty asks for the kernel's default, "128" for the 128-wide tile, "192" for the wide
 // one wherever the kernel allows it; any other value is an InputError naming the variable.
 inline TileWidthAsk tile_width_asked(const char* variable) {
-  const char* env = std::getenv(variable);
-  if (!env || !*env) return TileWidthAsk::by_default;
-  const std::string v = env;
-  if (v != "128" && v != "192") throw InputError(std::string(variable) + " must be 128 or 192, not '" + v + "'");
+  const std::string v = knob_choice(variable, std::getenv(variable), "128", "192");
+  if (v.empty()) return TileWidthAsk::by_default;
   return v == "192" ? TileWidthAsk::wide : TileWidthAsk::narrow;
 }
 

@@ -13,19 +13,14 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/errors.hpp"
+#include "core/knob_choice.hpp"
 
 namespace fb {
 
 inline constexpr const char* kWgmmaEpilogueVariable = "FUSEBENCH_WGMMA_EPILOGUE";
 
 inline bool wgmma_epilogue_staged(std::int64_t cols, const char* asked) {
-  if (asked && *asked) {
-    const std::string v = asked;
-    if (v != "staged" && v != "registers")
-      throw InputError(std::string(kWgmmaEpilogueVariable) + " must be staged or registers, not '" + v + "'");
-    if (v == "registers") return false;
-  }
+  if (knob_choice(kWgmmaEpilogueVariable, asked, "staged", "registers") == "registers") return false;
   return cols % 8 == 0;
 }
 // The epilogue the launchers take: the knob's, else staged where the columns allow (the launchers

@@ -15,7 +15,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/errors.hpp"
+#include "core/knob_choice.hpp"
 
 namespace fb {
 
@@ -25,11 +25,9 @@ inline constexpr const char* kClusterArrivalsVariable = "FUSEBENCH_CLUSTER_ARRIV
 inline constexpr ClusterArrivals kClusterArrivalsDefault = ClusterArrivals::release;
 
 inline ClusterArrivals cluster_arrivals(const char* asked) {
-  if (!asked || !*asked) return kClusterArrivalsDefault;
-  const std::string v = asked;
-  if (v == "release") return ClusterArrivals::release;
-  if (v == "relaxed") return ClusterArrivals::relaxed;
-  throw InputError(std::string(kClusterArrivalsVariable) + " must be release or relaxed, not '" + v + "'");
+  const std::string v = knob_choice(kClusterArrivalsVariable, asked, "release", "relaxed");
+  if (v.empty()) return kClusterArrivalsDefault;
+  return v == "relaxed" ? ClusterArrivals::relaxed : ClusterArrivals::release;
 }
 inline ClusterArrivals launch_cluster_arrivals() { return cluster_arrivals(std::getenv(kClusterArrivalsVariable)); }
 inline std::string cluster_arrivals_text(ClusterArrivals a) {

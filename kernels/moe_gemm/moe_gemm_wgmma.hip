@@ -38,6 +38,7 @@
 #include <string>
 
 #include "core/errors.hpp"
+#include "core/knob_choice.hpp"
 #include "kernels/common/gpu_check.hpp"
 #include "kernels/common/multiprocessors.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_device.hpp"
@@ -513,21 +514,17 @@ __global__ __launch_bounds__(kCtaThreads, 1) void moe_wgmma_kernel(MxWgArgs a, c
 // FUSEBENCH_MOE_TOKEN_STAGE=0 turns the token prologue off (the producer converts the token tiles
 // in the kernel, as before run 64): the same bits, for timing the two forms in one process.
 bool token_stage_enabled() {
-  const char* env = std::getenv("FUSEBENCH_MOE_TOKEN_STAGE");
-  if (!env || !*env) return true;
-  const std::string v(env);
-  if (v != "0" && v != "1") throw InputError("FUSEBENCH_MOE_TOKEN_STAGE must be 0 or 1, not '" + v + "'");
-  return v == "1";
+  const char* variable = "FUSEBENCH_MOE_TOKEN_STAGE";
+  const std::string v = knob_choice(variable, std::getenv(variable), "0", "1");
+  return v.empty() || v == "1";
 }
 
 // FUSEBENCH_MOE_WEIGHT_STAGE: 1 stages the weights wherever the tokens are staged, 0 never; unset,
 // moe_weight_stage_by_default decides (moe_gemm_wgmma.hpp).
 bool weight_stage_wanted(const MoeGemmParams& p) {
-  const char* env = std::getenv("FUSEBENCH_MOE_WEIGHT_STAGE");
-  if (!env || !*env) return moe_weight_stage_by_default(p);
-  const std::string v(env);
-  if (v != "0" && v != "1") throw InputError("FUSEBENCH_MOE_WEIGHT_STAGE must be 0 or 1, not '" + v + "'");
-  return v == "1";
+  const char* variable = "FUSEBENCH_MOE_WEIGHT_STAGE";
+  const std::string v = knob_choice(variable, std::getenv(variable), "0", "1");
+  return v.empty() ? moe_weight_stage_by_default(p) : v == "1";
 }
 
 template <bool kStage1, bool kOai, bool kFast, int kStaging>

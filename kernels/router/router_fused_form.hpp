@@ -18,7 +18,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/errors.hpp"
+#include "core/knob_choice.hpp"
 #include "kernels/router/router.hpp"
 
 namespace fb {
@@ -38,12 +38,8 @@ inline constexpr std::int64_t kRouterOneLaunchMaxRows = 2;
 
 inline RouterFusedForm router_fused_form(std::int64_t rows, const char* asked) {
   const bool allowed = rows <= kRouterReduceLaunchRows;
-  if (asked && *asked) {
-    const std::string v = asked;
-    if (v != "one" && v != "two")
-      throw InputError(std::string(kRouterFusedFormVariable) + " must be one or two, not '" + v + "'");
+  if (const std::string v = knob_choice(kRouterFusedFormVariable, asked, "one", "two"); !v.empty())
     return v == "one" && allowed ? RouterFusedForm::one_launch : RouterFusedForm::gemv_then_gate;
-  }
   return allowed && rows <= kRouterOneLaunchMaxRows ? RouterFusedForm::one_launch : RouterFusedForm::gemv_then_gate;
 }
 
