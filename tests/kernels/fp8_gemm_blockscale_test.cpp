@@ -314,14 +314,12 @@ TEST(Fp8BlockscaleGpu, WideTileEqualsTheNarrowTileBitwiseOnCAndAcc) {
 // The direct form writes C without the fp32 buffer: the acc form's C bit for bit, with either
 // epilogue at S = 1 (staged through shared memory and the TMA, or from the registers), for both
 // tile widths (odd M, more units than SMs, both scale-block splits of the wide tile), and with
-// S > 1 through the cluster's exchange (with either form of its arrivals); repeatable, within the fp64 budget, and acc is left
-// exactly as it was (filled with 0x77 here, never +0). S > 8 is an input error.
+// S > 1 through the cluster's exchange (with either form of its arrivals); repeatable, within the
+// fp64 budget, and acc is left exactly as it was (filled with 0x77 here, never +0). S > 8 is an
+// input error.
 TEST(Fp8BlockscaleGpu, DirectWritesTheAccFormsCBitwiseAndLeavesAccAlone) {
   FB_SKIP_WITHOUT_GPU();
   if (const std::string why = fp8_blockscale_wgmma_unavailable({64, 384, 128, 1}); !why.empty()) GTEST_SKIP() << why;
-  struct Shape {
-    std::int64_t m, n, k;
-  };
   const auto direct = [](DeviceProblem& d, const Problem& q, std::uint8_t poison) {
     const std::size_t elements = static_cast<std::size_t>(q.p.rows * q.p.cols);
     gpu::fill_bytes(d.b.c, poison, elements * 2, nullptr);
@@ -349,12 +347,11 @@ TEST(Fp8BlockscaleGpu, DirectWritesTheAccFormsCBitwiseAndLeavesAccAlone) {
   };
   for (const char* width : {"128", "192"}) {
     setenv(kBlockscaleTileWidthVariable, width, 1);
-    for (const Shape sh : {Shape{1, 384, 768}, Shape{17, 2304, 6144}, Shape{129, 1152, 768}, Shape{257, 2304, 2048},
-                           Shape{300, 6144, 384}, Shape{4099, 768, 256}}) {
-      const Problem q(sh.m, sh.n, sh.k, 1, Distribution::normal, static_cast<std::uint64_t>(sh.m * 13 + sh.n));
+    for (const GemmShape sh : {GemmShape{1, 384, 768, 1}, GemmShape{17, 2304, 6144, 1}, GemmShape{129, 1152, 768, 1},
+                               GemmShape{257, 2304, 2048, 1}, GemmShape{300, 6144, 384, 1}, GemmShape{4099, 768, 256, 1}}) {
+      const Problem q(sh.m, sh.n, sh.k, sh.s, Distribution::normal, static_cast<std::uint64_t>(sh.m * 13 + sh.n));
       DeviceProblem d(q);
-      const std::string what = std::string("width ") + width + " M=" + std::to_string(sh.m) + " N=" + std::to_string(sh.n) +
-                               " K=" + std::to_string(sh.k);
+      const std::string what = std::string("width ") + width + " " + sh.text();
       const std::vector<std::uint16_t> acc_form = d.run(q, fp8_blockscale_wgmma_launch, 0xFF);
       expect_the_acc_forms_c(d, q, acc_form, what);  // the staged epilogue (the default: every N here is a multiple of 8)
       setenv(kWgmmaEpilogueVariable, "registers", 1);  // and the register epilogue
