@@ -14,7 +14,6 @@
 #include "core/session.hpp"
 #include "core/verify_runner.hpp"
 #include "kernels/fp8_gemm_blockscale/fp8_blockscale_cases.hpp"
-#include "kernels/fp8_gemm_blockscale/fp8_blockscale_cluster_arrivals.hpp"
 #include "support/skip_without_gpu.hpp"
 
 namespace fb {
