@@ -21,6 +21,7 @@
 #include "kernels/fp8_gemm/fp8_gemm_bounds.hpp"
 #include "kernels/moe_gemm/moe_gemm.hpp"
 #include "kernels/moe_gemm/moe_gemm_inputs.hpp"
+#include "kernels/moe_gemm/moe_gemm_decode.hpp"
 #include "kernels/moe_gemm/moe_gemm_wgmma.hpp"
 #include "kernels/moe_gemm/moe_gemm_wgmma_plan.hpp"
 #include "reference/moe_gemm_ref.hpp"
@@ -153,14 +154,17 @@ class MoeGemmInstance final : public CaseInstance {
     return ws;
   }
 
-  // The engine a variant's launch takes on the GPU where the shape lets the wgmma engine tile it:
+  // The engine a variant's launch takes on the GPU: "wgmma decode" (the decode engine, below the
+  // prefill engine's threshold: moe_decode_takes); where the shape lets the prefill engine tile it,
   // "wgmma" with its prologues ("tokens staged", "weights staged": FUSEBENCH_MOE_TOKEN_STAGE,
   // FUSEBENCH_MOE_WEIGHT_STAGE or the default rule), or "warp kernels" (the mma.sync kernels) below
   // the threshold of routed pairs (FUSEBENCH_MOE_WGMMA_MIN_PAIRS) or on a device without sm_90a.
   std::string launch_config(VariantId v, Backend backend) const override {
 #if FUSEBENCH_HAS_GPU
-    if (backend != Backend::gpu || !stages_tokens(v)) return {};
+    if (backend != Backend::gpu) return {};
     const MoeGemmParams p = params(v);
+    if (moe_decode_takes(p, stage1())) return "wgmma decode";
+    if (!stages_tokens(v)) return {};
     if (!moe_wgmma_takes(p, stage1())) return "warp kernels";
     std::string form = "wgmma";
     if (moe_wgmma_stages_tokens(p, stage1())) form += ", tokens staged";

@@ -14,6 +14,7 @@
 #include "kernels/common/gpu_check.hpp"
 #include "kernels/common/multiprocessors.hpp"
 #include "kernels/moe_gemm/moe_gemm.hpp"
+#include "kernels/moe_gemm/moe_gemm_decode.hpp"
 #include "kernels/moe_gemm/moe_gemm_exact.hpp"
 #include "kernels/moe_gemm/moe_gemm_wgmma.hpp"
 #include "kernels/moe_sort_mxfp4/moe_sort_mxfp4_math.hpp"
@@ -77,6 +78,10 @@ __global__ __launch_bounds__(kPlainThreads) void moe_stage1_plain_kernel(Stage1A
 void moe_stage1_launch(const MoeGemmParams& p, const MoeStage1Buffers& b, void* stream) {
   if (moe_wgmma_takes(p, true)) {  // prefill on sm_90a: exact's bits, or fast's form (moe_gemm_wgmma.hip)
     moe_stage1_wgmma_launch(p, b, stream);
+    return;
+  }
+  if (moe_decode_takes(p, true)) {  // decode on sm_90a: exact's bits (moe_gemm_decode.hip)
+    moe_stage1_decode_launch(p, b, stream);
     return;
   }
   const Stage1Args a{b.sorted_token_ids, b.sorted_expert_ids, b.num_valid_ids, b.xq, b.x_scales, b.w13,

@@ -806,16 +806,70 @@ TEST(MoeGemmGpu, WgmmaEngineEqualsTheEmulationAsClaimed) {
     }
     expect_gpu_equals_emulation(points, f.tag, stream);
   }
-  {  // below the threshold of routed pairs the warp kernels run, and the report says so
+  {  // below the threshold of routed pairs the decode engine runs (or, turned off, the warp kernels),
+     // and the report says so
     setenv("FUSEBENCH_MOE_WGMMA_MIN_PAIRS", "1000000000", 1);
     const KernelCase& kc = moe_case("moe_gemm/stage2");
     const auto inst = kc.make(point(kc, points.front().second));
+    EXPECT_EQ(inst->launch_config(kc.variant_id("exact"), Backend::gpu), "wgmma decode");
+    setenv("FUSEBENCH_MOE_DECODE_ENGINE", "warp", 1);
     EXPECT_EQ(inst->launch_config(kc.variant_id("exact"), Backend::gpu), "warp kernels");
     EXPECT_EQ(inst->launch_config(kc.variant_id("exact"), Backend::cpu), "");
+    unsetenv("FUSEBENCH_MOE_DECODE_ENGINE");
     setenv("FUSEBENCH_MOE_WGMMA_MIN_PAIRS", "0", 1);
   }
   unsetenv("FUSEBENCH_MOE_TOKEN_STAGE");
   unsetenv("FUSEBENCH_MOE_WEIGHT_STAGE");
+  gpu::destroy_stream(stream);
+#endif
+}
+
+// The wgmma decode engine (sm_90a; moe_gemm_decode.hip), the default below the prefill engine's
+// threshold at shapes it tiles: every variant equals its emulation as it claims and bitwise on a
+// rerun, at passes of every width (sort blocks with 1-8, 9-16, 17-24 and 25-32 live rows; blocks of
+// 64 and 128 rows in passes of 32), experts with every pair and with none, `edge` inputs (the
+// canonical promotion) and `normal` ones (mostly the one-operation form), both activations. The same
+// points again with FUSEBENCH_MOE_DECODE_ENGINE=warp: the mma.sync kernels, the same bits.
+TEST(MoeGemmGpu, DecodeEngineEqualsTheEmulationAsClaimed) {
+  FB_SKIP_WITHOUT_GPU();
+#if !FUSEBENCH_HAS_GPU
+  GTEST_SKIP() << "no GPU backend in this build";
+#else
+  if (const std::string why = moe_wgmma_unavailable(); !why.empty()) GTEST_SKIP() << why;
+  void* stream = gpu::create_stream();
+  std::vector<std::pair<const char*, Shape>> points;
+  for (const char* name : {"moe_gemm/stage1", "moe_gemm/stage2", "moe_gemm/shared_fold"})
+    for (std::int64_t T : {1, 40, 300})
+      for (const char* dist : {"normal", "edge"}) {
+        Shape s;
+        s.T = T;
+        s.E = 8;
+        s.K = T == 40 ? 384 : 256;
+        s.I = T == 300 ? 256 : 128;
+        s.dist = dist;
+        s.activation = T == 40 ? "silu" : "swiglu_oai";
+        points.emplace_back(name, s);
+      }
+  for (const char* routing : {"uniform", "one_expert", "empty_experts"})
+    for (std::int64_t B : {16, 32, 64, 128}) {
+      Shape s;
+      s.T = 96;
+      s.K = 256;
+      s.I = 128;
+      s.routing = routing;
+      s.B = B;
+      points.emplace_back("moe_gemm/stage1", s);
+      points.emplace_back("moe_gemm/stage2", s);
+    }
+  for (const auto& [name, s] : points) {  // the engine each point takes, as the report names it
+    const KernelCase& kc = moe_case(name);
+    const auto inst = kc.make(point(kc, s));
+    EXPECT_EQ(inst->launch_config(kc.variant_id("exact"), Backend::gpu), "wgmma decode") << name << " T=" << s.T;
+  }
+  expect_gpu_equals_emulation(points, "moe_gemm decode", stream);
+  setenv("FUSEBENCH_MOE_DECODE_ENGINE", "warp", 1);
+  expect_gpu_equals_emulation(points, "moe_gemm warp kernels", stream);
+  unsetenv("FUSEBENCH_MOE_DECODE_ENGINE");
   gpu::destroy_stream(stream);
 #endif
 }

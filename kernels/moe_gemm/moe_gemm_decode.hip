@@ -1,0 +1,350 @@
+// The exact MoE GEMMs at decode on the warpgroup matrix unit (wgmma, sm_90a): stage 1 (gate_up and
+// SwiGLU) and stage 2's GEMM, a CTA per (64 weight rows, sort block). Design and maps:
+// moe_gemm_decode_plan.hpp.
+//
+// A CTA is one warpgroup. Each thread loads its two weight rows' fragment words (one 32-bit word a
+// row and 32-K block, a stage of 4 blocks ahead in registers) and converts them with bit operations
+// into wgmma's A registers; the sort block's live tokens (up to 32 a pass) are converted by all 128
+// threads, a stage ahead, into a small swizzled tile that is wgmma's B. Per stage: four
+// m64nNk32 e4m3 MMAs from a zero accumulator (N = the live rows rounded up to 8), the next stage's
+// tokens converted while they run, then each block's sums promoted in K order on the CUDA cores: one
+// fma an output where the stage's token blocks carry their scales and the weight scales allow it (a
+// vote taken at the stage's barrier), else the canonical four operations. One barrier a stage: it
+// publishes the next token tile (after `fence.proxy.async`) and the vote.
+//
+// Exactness as the prefill engine's (moe_gemm_wgmma.hip): each MMA forms whole-block sums S_q *
+// 2^(u-14), exact in the fp8 matrix unit (MoeGemmGpu.MatrixUnitBlockSumsAreExact), promoted in the
+// canonical order or its one-operation equal, so the outputs are the emulation's bits; no atomics,
+// no split K: deterministic.
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "core/knob_choice.hpp"
+#include "kernels/common/gpu_check.hpp"
+#include "kernels/fp8_gemm/fp8_gemm_wgmma_device.hpp"
+#include "kernels/moe_gemm/moe_gemm_decode.hpp"
+#include "kernels/moe_gemm/moe_gemm_decode_plan.hpp"
+#include "kernels/moe_gemm/moe_gemm_exact.hpp"
+#include "kernels/moe_gemm/moe_gemm_wgmma.hpp"
+
+namespace fb {
+namespace {
+
+struct MxDecArgs {
+  const std::int32_t* sorted_token_ids;
+  const float* sorted_weights;  // stage 2
+  const std::int32_t* sorted_expert_ids;
+  const std::int32_t* num_valid_ids;
+  const std::uint8_t* act;         // stage 1: xq [T][K/2]; stage 2: a2q [T*k][I/2]
+  const std::uint8_t* act_scales;  // swizzled at sorted positions
+  const std::uint8_t* w;           // W13 [E][2I][K/2] or W2 [E][K][I/2]
+  const std::uint8_t* w_scales;    // [E][rows][inner/32]
+  std::uint16_t* a1;               // stage 1
+  float* y;                        // stage 2
+  std::int64_t tokens, topk, block, inner, outputs, max_entries;
+};
+
+#if FB_WGMMA_AVAILABLE
+// d = A B^T for the warpgroup's 64 weight rows x kN tokens and one 32-K block, from a zero
+// accumulator (scale-d false); A from registers (a thread's four fragment words), B by descriptor.
+template <int kN>
+__device__ inline void wgmma_rs_e4m3(float* d, const std::uint32_t* a, std::uint64_t desc_b);
+template <>
+__device__ inline void wgmma_rs_e4m3<8>(float* d, const std::uint32_t* a, std::uint64_t desc_b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %9, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3 {%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(0));
+}
+template <>
+__device__ inline void wgmma_rs_e4m3<16>(float* d, const std::uint32_t* a, std::uint64_t desc_b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %13, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(0));
+}
+template <>
+__device__ inline void wgmma_rs_e4m3<24>(float* d, const std::uint32_t* a, std::uint64_t desc_b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %17, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n24k32.f32.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11}, {%12, %13, %14, %15}, %16, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(0));
+}
+template <>
+__device__ inline void wgmma_rs_e4m3<32>(float* d, const std::uint32_t* a, std::uint64_t desc_b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(0));
+}
+
+__device__ inline std::uint32_t load_word(const std::uint8_t* p) { return __ldg(reinterpret_cast<const unsigned int*>(p)); }
+
+// Whether all four scale bytes of a word allow the one-operation promotion (mx_fast_scale).
+__device__ inline bool fast_scales(std::uint32_t w) {
+  bool ok = true;
+#pragma unroll
+  for (int j = 0; j < 4; ++j) ok = ok && mx_fast_scale((w >> (8 * j)) & 0xFFu);
+  return ok;
+}
+
+// One pass: up to 32 sorted rows (`rows` live ones, the first at sorted position `first`, their
+// entries in shared memory) against the CTA's 64 weight rows, the whole K; kN = rows rounded up to 8.
+template <bool kStage1, bool kOai, int kN>
+__device__ void moe_decode_pass(const MxDecArgs& a, const std::int32_t* entries, int rows, std::int64_t first,
+                                std::int64_t expert, std::int64_t tile, std::uint8_t* smem) {
+  constexpr int kAcc = kN / 2;                  // a block's sums a thread holds
+  constexpr int kTokenWords = kN / 8;           // token words a thread converts a stage
+  constexpr int kFly = kN <= 16 ? 4 : 2;        // MMAs in flight (their sums' registers)
+  const int t = static_cast<int>(threadIdx.x), warp = t / 32, lane = t % 32, q = lane % 4;
+  const int r0 = 16 * warp + lane / 4;          // CTA-local weight row of d[4c], d[4c+1]; r0 + 8 of d[4c+2], d[4c+3]
+  const std::int64_t nb = a.inner / 32, pad = (nb + 7) / 8 * 8, row_bytes = a.inner / 2;
+  const int stages = static_cast<int>(a.inner / kMxDecStageK);
+  const std::int64_t expert_rows = kStage1 ? 2 * a.outputs : a.outputs;
+  const std::int64_t wr0 = expert * expert_rows + moe_decode_weight_row(r0, tile, kStage1, a.outputs);
+  const std::int64_t wr1 = expert * expert_rows + moe_decode_weight_row(r0 + 8, tile, kStage1, a.outputs);
+  const std::uint8_t* w0 = a.w + wr0 * row_bytes + 4 * q;
+  const std::uint8_t* w1 = a.w + wr1 * row_bytes + 4 * q;
+  const std::uint8_t* s0 = a.w_scales + wr0 * nb;
+  const std::uint8_t* s1 = a.w_scales + wr1 * nb;
+
+  // The token words this thread converts: word t % 16 of each stage of rows t / 16 + 8 p.
+  const int tj = moe_decode_token_block(t), tq = moe_decode_token_word(t);
+  const std::uint8_t* x[kTokenWords];
+  std::uint32_t xs_row[kTokenWords];
+#pragma unroll
+  for (int p = 0; p < kTokenWords; ++p) {
+    const int n = moe_decode_token_row(t, p);
+    x[p] = nullptr;
+    xs_row[p] = 0;
+    if (n < rows) {
+      const std::int32_t entry = entries[n];
+      const std::int64_t token = moe_entry_token(entry);
+      if (token < a.tokens) {
+        x[p] = a.act + (kStage1 ? token : token * a.topk + moe_entry_slot(entry)) * row_bytes + 4 * (t % 16);
+        xs_row[p] = mx_scale_row_part(first + n, pad);
+      }
+    }
+  }
+
+  struct Raw {
+    std::uint32_t w0[kMxDecStageBlocks], w1[kMxDecStageBlocks], ws0, ws1;
+    std::uint32_t x[kTokenWords], xs[kTokenWords];
+  };
+  const auto load = [&](int ks) {
+    Raw r;
+#pragma unroll
+    for (int j = 0; j < kMxDecStageBlocks; ++j) {
+      r.w0[j] = load_word(w0 + ks * (kMxDecStageK / 2) + 16 * j);
+      r.w1[j] = load_word(w1 + ks * (kMxDecStageK / 2) + 16 * j);
+    }
+    r.ws0 = load_word(s0 + ks * kMxDecStageBlocks);
+    r.ws1 = load_word(s1 + ks * kMxDecStageBlocks);
+#pragma unroll
+    for (int p = 0; p < kTokenWords; ++p) {
+      r.x[p] = x[p] ? load_word(x[p] + ks * (kMxDecStageK / 2)) : 0u;
+      r.xs[p] = x[p] ? a.act_scales[xs_row[p] + mx_scale_block_part(kMxDecStageBlocks * ks + tj)] : 0x7Fu;
+    }
+    return r;
+  };
+  // A stage's token words into its slot; returns whether this thread's blocks all carry their
+  // scales (padding rows are zeros at scale 1: shifted, their outputs never written) and its weight
+  // rows' scales allow the one-operation promotion.
+  const auto stage_tokens = [&](const Raw& r, std::uint8_t* slot) {
+    bool fast = fast_scales(r.ws0) && fast_scales(r.ws1);
+#pragma unroll
+    for (int p = 0; p < kTokenWords; ++p) {
+      const int n = moe_decode_token_row(t, p);
+      const std::uint32_t u = mx_token_shift(r.xs[p]);
+      moe_decode_store_token_word(slot, n, tj, tq, r.x[p], e2m1_e4m3_table(u));
+      if (tq == 0) {
+        reinterpret_cast<float*>(slot + kMxDecScalesAt)[tj * kMxDecMaxTokens + n] = mx_scale_float(r.xs[p]);
+        reinterpret_cast<float*>(slot + kMxDecPreAt)[tj * kMxDecMaxTokens + n] = mx_token_pre(u);
+      }
+      fast = fast && u != 0;
+    }
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    return fast;
+  };
+
+  float acc[kAcc], part[kFly][kAcc];
+#pragma unroll
+  for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
+#pragma unroll
+  for (int f = 0; f < kFly; ++f)
+#pragma unroll
+    for (int i = 0; i < kAcc; ++i) part[f][i] = 0.0f;
+
+  Raw cur = load(0);
+  bool fast = __syncthreads_and(stage_tokens(cur, smem)) != 0;
+  Raw next = cur;
+  if (stages > 1) next = load(1);
+  const std::uint8_t* pf0 = w0 - 4 * q;  // the L2 prefetch: one row a lane pair, 8 stages ahead
+  const std::uint8_t* pf = (q & 1) ? w1 - 4 * q : pf0;
+  for (int ks = 0; ks < stages; ++ks) {
+    std::uint8_t* slot = smem + (ks % kMxDecSlots) * kMxDecSlotBytes;
+    const std::uint64_t desc = wgmma_descriptor(slot);
+    const Raw now = cur;
+    bool vote = true;
+#pragma unroll
+    for (int j0 = 0; j0 < kMxDecStageBlocks; j0 += kFly) {
+      MxAFragment frag[kFly];
+#pragma unroll
+      for (int f = 0; f < kFly; ++f) frag[f] = mx_a_fragment_from_words(now.w0[j0 + f], now.w1[j0 + f]);
+#pragma unroll
+      for (int f = 0; f < kFly; ++f) wgmma_fence_registers<kAcc>(part[f]);
+      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+      for (int f = 0; f < kFly; ++f) wgmma_rs_e4m3<kN>(part[f], frag[f].a, desc + ((32 * (j0 + f)) >> 4));
+      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+      if (j0 == 0 && ks + 1 < stages) {  // while the MMAs run: the next stage's tokens, the loads after it
+        vote = stage_tokens(next, smem + ((ks + 1) % kMxDecSlots) * kMxDecSlotBytes);
+        cur = next;
+        if (ks + 2 < stages) next = load(ks + 2);
+        if (ks + 8 < stages) prefetch_l2(pf + (ks + 8) * (kMxDecStageK / 2));
+      }
+      asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+#pragma unroll
+      for (int f = 0; f < kFly; ++f) wgmma_fence_registers<kAcc>(part[f]);
+#pragma unroll
+      for (int f = 0; f < kFly; ++f) {
+        const int j = j0 + f;
+        const std::uint32_t sw0 = (now.ws0 >> (8 * j)) & 0xFFu, sw1 = (now.ws1 >> (8 * j)) & 0xFFu;
+        if (fast) {  // the token scales are in the sums: one fma an output
+          const float f0 = mx_fast_weight_scale(sw0), f1 = mx_fast_weight_scale(sw1);
+#pragma unroll
+          for (int c = 0; c < kN / 8; ++c)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              acc[4 * c + h] = mx_block_promote_fast(acc[4 * c + h], part[f][4 * c + h], f0);
+              acc[4 * c + 2 + h] = mx_block_promote_fast(acc[4 * c + 2 + h], part[f][4 * c + 2 + h], f1);
+            }
+        } else {  // the canonical operations
+          const float ws_0 = mx_scale_float(sw0), ws_1 = mx_scale_float(sw1);
+          const float* sa = reinterpret_cast<const float*>(slot + kMxDecScalesAt) + j * kMxDecMaxTokens + 2 * q;
+          const float* pre = reinterpret_cast<const float*>(slot + kMxDecPreAt) + j * kMxDecMaxTokens + 2 * q;
+#pragma unroll
+          for (int c = 0; c < kN / 8; ++c)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const float av = sa[8 * c + h], pv = pre[8 * c + h];
+              acc[4 * c + h] = mx_block_promote_shifted(acc[4 * c + h], part[f][4 * c + h], pv, av, ws_0);
+              acc[4 * c + 2 + h] = mx_block_promote_shifted(acc[4 * c + 2 + h], part[f][4 * c + 2 + h], pv, av, ws_1);
+            }
+        }
+      }
+    }
+    // The next slot is written and fenced by every thread, and this stage's reads are done.
+    fast = __syncthreads_and(vote) != 0;
+  }
+
+  // Epilogue: the pass's live rows (padding rows are never written).
+#pragma unroll
+  for (int c = 0; c < kN / 8; ++c)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int n = 8 * c + 2 * q + h;
+      if (n >= rows) continue;
+      const std::int32_t entry = entries[n];
+      const std::int64_t token = moe_entry_token(entry);
+      if (token >= a.tokens) continue;
+      const std::int64_t row = token * a.topk + moe_entry_slot(entry);
+      if constexpr (kStage1) {
+        a.a1[row * a.outputs + moe_decode_stage1_output(warp, lane, tile)] =
+            bf16_from_float(moe_swiglu(kOai, acc[4 * c + h], acc[4 * c + 2 + h]));
+      } else {
+        const float wp = a.sorted_weights[first + n];
+        float* y = a.y + row * a.outputs + tile * kMxDecRows + r0;
+        y[0] = wp * acc[4 * c + h];
+        y[8] = wp * acc[4 * c + 2 + h];
+      }
+    }
+}
+#endif
+
+// At most 128 registers (4 CTAs, 16 warps an SM): the widest pass (N = 32) holds two blocks' sums.
+template <bool kStage1, bool kOai>
+__global__ __launch_bounds__(kMxDecThreads, 4) void moe_decode_kernel(MxDecArgs a) {
+#if FB_WGMMA_AVAILABLE
+  extern __shared__ __align__(128) std::uint8_t smem_raw[];
+  std::uint8_t* smem = smem_raw + (1024 - smem_address(smem_raw) % 1024) % 1024;
+  __shared__ std::int32_t entries[kMxWgTokens];
+  __shared__ int live_rows;
+  const std::int64_t valid = moe_valid_entries(a.num_valid_ids[0], a.max_entries);
+  const std::int64_t first = static_cast<std::int64_t>(blockIdx.y) * a.block;
+  if (first >= valid) return;  // the whole CTA: blocks past the sorted entries
+  if (threadIdx.x == 0) live_rows = 0;
+  __syncthreads();
+  int last = 0;  // one past this thread's last row with a token
+  for (int r = static_cast<int>(threadIdx.x); r < a.block; r += kMxDecThreads) {
+    const std::int32_t entry = first + r < valid ? a.sorted_token_ids[first + r] : kPadEntry;
+    entries[r] = entry;
+    if (moe_entry_token(entry) < a.tokens) last = r + 1;
+  }
+  last = __reduce_max_sync(0xFFFFFFFFu, last);
+  if (threadIdx.x % 32 == 0 && last > 0) atomicMax(&live_rows, last);
+  __syncthreads();
+  const int live = live_rows;
+  const std::int64_t expert = a.sorted_expert_ids[blockIdx.y], tile = blockIdx.x;
+  for (int p0 = 0; p0 < live; p0 += kMxDecMaxTokens) {
+    const int rows = live - p0 < kMxDecMaxTokens ? live - p0 : kMxDecMaxTokens;
+    switch (moe_decode_tokens_n(rows)) {
+      case 8: moe_decode_pass<kStage1, kOai, 8>(a, entries + p0, rows, first + p0, expert, tile, smem); break;
+      case 16: moe_decode_pass<kStage1, kOai, 16>(a, entries + p0, rows, first + p0, expert, tile, smem); break;
+      case 24: moe_decode_pass<kStage1, kOai, 24>(a, entries + p0, rows, first + p0, expert, tile, smem); break;
+      default: moe_decode_pass<kStage1, kOai, 32>(a, entries + p0, rows, first + p0, expert, tile, smem); break;
+    }
+    __syncthreads();  // the next pass rewrites the slots
+  }
+#else
+  (void)a;
+#endif
+}
+
+// FUSEBENCH_MOE_DECODE_ENGINE: wgmma (the default where it runs) or warp (the mma.sync kernels), so
+// one build times both.
+bool decode_engine_wanted() {
+  const char* variable = "FUSEBENCH_MOE_DECODE_ENGINE";
+  const std::string v = knob_choice(variable, std::getenv(variable), "wgmma", "warp");
+  return v.empty() || v == "wgmma";
+}
+
+template <bool kStage1>
+void launch(const MoeGemmParams& p, const MxDecArgs& a, void* stream) {
+  const dim3 grid(static_cast<unsigned>(moe_decode_col_tiles(a.outputs, kStage1)), static_cast<unsigned>(p.max_blocks()));
+  const auto s = static_cast<hipStream_t>(stream);
+  if (!kStage1 || !p.oai)
+    moe_decode_kernel<kStage1, false><<<grid, kMxDecThreads, kMxDecSmemBytes, s>>>(a);
+  else
+    moe_decode_kernel<kStage1, true><<<grid, kMxDecThreads, kMxDecSmemBytes, s>>>(a);
+  gpu_check_launch(kStage1 ? "moe_decode_kernel (stage 1)" : "moe_decode_kernel (stage 2)");
+}
+
+}  // namespace
+
+bool moe_decode_takes(const MoeGemmParams& p, bool stage1) {
+  if (p.engine == MoeGemmEngine::plain || moe_wgmma_takes(p, stage1) || !decode_engine_wanted()) return false;
+  const bool fits = stage1 ? moe_decode_shape_fits(p.hidden, p.inter, true) : moe_decode_shape_fits(p.inter, p.hidden, false);
+  return fits && p.max_blocks() <= 65535 && moe_wgmma_unavailable().empty();
+}
+
+void moe_stage1_decode_launch(const MoeGemmParams& p, const MoeStage1Buffers& b, void* stream) {
+  const MxDecArgs a{b.sorted_token_ids, nullptr, b.sorted_expert_ids, b.num_valid_ids, b.xq, b.x_scales, b.w13,
+                    b.w13_scales,       b.a1,    nullptr,             p.tokens,        p.topk, p.block, p.hidden,
+                    p.inter,            p.max_entries()};
+  launch<true>(p, a, stream);
+}
+
+void moe_stage2_decode_gemm_launch(const MoeGemmParams& p, const MoeStage2Buffers& b, void* stream) {
+  const MxDecArgs a{b.sorted_token_ids, b.sorted_weights, b.sorted_expert_ids, b.num_valid_ids, b.a2q, b.a2_scales,
+                    b.w2,               b.w2_scales,      nullptr,             b.y,             p.tokens, p.topk,
+                    p.block,            p.inter,          p.hidden,            p.max_entries()};
+  launch<false>(p, a, stream);
+}
+
+}  // namespace fb

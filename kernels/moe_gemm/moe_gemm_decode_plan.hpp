@@ -1,0 +1,103 @@
+// The decode engine of the exact MoE GEMMs (moe_gemm_decode.hip, wgmma on sm_90a): its shapes, row
+// maps and the token tile's layout, host and device code (FB_HD) so the CPU tests check every map and
+// simulate the matrix unit on exactly the operands the kernel builds.
+//
+// Why a decode engine: on sm_90 `mma.sync ... e4m3` is not a native instruction (ptxas turns it into
+// F2FP unpacks to f16 and two f16 HMMA), and the mma.sync kernels spend about 93 instructions on each
+// 16-row, 32-K block (run 77p's profile at T = 96): issue-bound at half the copy rate. Hopper's fp8
+// matrix unit is wgmma's. Here:
+// - a CTA is one warpgroup and 64 weight rows (stage 1: 32 outputs' gate and up rows, the prefill
+//   engine's row map; stage 2: 64 outputs) of one sort block; the weights are wgmma's A operand in
+//   registers: each thread loads its fragment's e2m1 words straight from global memory and converts
+//   them with bit operations (e2m1x8_to_e4m3x8), the mma.sync kernels' fragment and permutation of k
+//   (moe_gemm_exact.hpp: the even elements of a lane's word at logical k 4q..4q+3, the odd ones at
+//   16+4q..), so nothing of the weights passes through shared memory;
+// - the sort block's live rows are the N side (8, 16, 24 or 32: the live rows rounded up to 8; a
+//   block of more than 32 in passes of 32), converted once per CTA and stage into a small shared
+//   tile in the same permutation of k, each token block carrying its scale in its operand where it
+//   can (mx_token_shift), so the promotion is mostly one fma per output;
+// - a stage is 128 K: four MMAs from a zero accumulator (each an exact block sum), issued together,
+//   the next stage's tokens converted while they run, then the four promotions in K order.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/moe_gemm/moe_gemm_wgmma_plan.hpp"
+
+namespace fb {
+
+inline constexpr int kMxDecRows = 64;       // weight rows of a CTA (one warpgroup, wgmma's M)
+inline constexpr int kMxDecThreads = 128;
+inline constexpr int kMxDecMaxTokens = 32;  // sorted rows of one pass (wgmma's N: 8 .. 32)
+inline constexpr int kMxDecStageK = 128;    // K a stage: four MX blocks
+inline constexpr int kMxDecStageBlocks = kMxDecStageK / 32;
+inline constexpr int kMxDecSlots = 2;       // token tiles in flight (written one stage ahead)
+
+// Whether the decode engine tiles this GEMM: K of the dot products a multiple of 128 (whole stages:
+// a row's four scale bytes are one aligned word) and whole CTAs of outputs (stage 1: 32, stage 2: 64).
+FB_HD bool moe_decode_shape_fits(std::int64_t inner, std::int64_t outputs, bool stage1) {
+  return inner > 0 && inner % kMxDecStageK == 0 && outputs > 0 && outputs % (stage1 ? kMxDecRows / 2 : kMxDecRows) == 0;
+}
+// CTAs along the outputs.
+FB_HD std::int64_t moe_decode_col_tiles(std::int64_t outputs, bool stage1) {
+  return outputs / (stage1 ? kMxDecRows / 2 : kMxDecRows);
+}
+
+// The weight row (within the expert's rows) of CTA-local row r (0..63) of column tile `tile`:
+// stage 1 takes the prefill engine's map (warp w's 16-row slice holds the gate rows of outputs
+// 32 tile + 8 w + i in i < 8 and their up rows in i >= 8, so a thread's two accumulator rows are one
+// output's gate and up); stage 2 the rows in order.
+FB_HD std::int64_t moe_decode_weight_row(int r, std::int64_t tile, bool stage1, std::int64_t outputs) {
+  return stage1 ? moe_wgmma_stage1_row(r, tile * (kMxDecRows / 2), outputs) : tile * kMxDecRows + r;
+}
+// Stage 1: the output of the gate row held by (warp w, lane l).
+FB_HD std::int64_t moe_decode_stage1_output(int w, int lane, std::int64_t tile) {
+  return moe_wgmma_stage1_output(0, w, lane, tile * (kMxDecRows / 2));
+}
+
+// wgmma's N for a pass of `rows` sorted rows (1..32): rounded up to 8.
+FB_HD int moe_decode_tokens_n(std::int64_t rows) { return static_cast<int>((rows + 7) / 8 * 8); }
+
+// The token tile of one stage: kMxDecMaxTokens rows of 128 bytes (four blocks of 32 e4m3 bytes in
+// the MMA's logical k), the 128-byte swizzle of the prefill engine (moe_wgmma_word_offset), then
+// per block j and row n the token block's scale as a float and its first factor 2^(12-u) (the
+// canonical promotion's operands); slots 1024-aligned.
+inline constexpr int kMxDecTileBytes = kMxDecMaxTokens * 128;
+inline constexpr int kMxDecScalesAt = kMxDecTileBytes;
+inline constexpr int kMxDecPreAt = kMxDecScalesAt + kMxDecStageBlocks * kMxDecMaxTokens * 4;
+inline constexpr int kMxDecSlotBytes = (kMxDecPreAt + kMxDecStageBlocks * kMxDecMaxTokens * 4 + 1023) / 1024 * 1024;
+inline constexpr int kMxDecSmemBytes = kMxDecSlots * kMxDecSlotBytes + 1024;  // + alignment slack
+
+// Which token word a thread converts: thread t takes e2m1 word t % 16 of a row's stage (block
+// (t % 16) / 4, word (t % 16) % 4 of it) for rows t / 16 + 8 p, p < N / 8.
+FB_HD int moe_decode_token_row(int t, int p) { return t / 16 + 8 * p; }
+FB_HD int moe_decode_token_block(int t) { return (t % 16) / 4; }
+FB_HD int moe_decode_token_word(int t) { return t % 4; }
+
+// One token word (eight e2m1 codes, elements 8 q .. 8 q + 7 of block j) into the tile: converted by
+// the table of its shift (values times 2^(u-6), in order), then the even elements to logical k
+// 4q..4q+3 and the odd ones to 16+4q.. (the weights' permutation, moe_gemm_exact.hpp).
+FB_HD void moe_decode_store_token_word(std::uint8_t* tile, int n, int j, int q, std::uint32_t word,
+                                       const E2m1E4m3Table& table) {
+  std::uint32_t first, last;
+  e2m1x8_to_e4m3x8_by_table(word, table, first, last);
+  const std::uint32_t even = byte_permute(first, last, 0x6420u), odd = byte_permute(first, last, 0x7531u);
+#if FB_DEVICE_PASS
+  *reinterpret_cast<std::uint32_t*>(tile + moe_wgmma_word_offset(n, j, q)) = even;
+  *reinterpret_cast<std::uint32_t*>(tile + moe_wgmma_word_offset(n, j, 4 + q)) = odd;
+#else
+  std::memcpy(tile + moe_wgmma_word_offset(n, j, q), &even, 4);
+  std::memcpy(tile + moe_wgmma_word_offset(n, j, 4 + q), &odd, 4);
+#endif
+}
+
+// The byte of logical element (n, k) of block j in the tile (k 0..31), as the matrix unit reads a
+// K-major tile under the 128-byte swizzle: 16-byte chunk 2 j + k / 16 of row n at chunk slot
+// (chunk ^ n % 8). The CPU tests read the operand through it.
+FB_HD int moe_decode_tile_byte(int n, int j, int k) {
+  const int chunk = 2 * j + k / 16;
+  return n * 128 + ((chunk ^ (n % 8)) * 16) + k % 16;
+}
+
+}  // namespace fb

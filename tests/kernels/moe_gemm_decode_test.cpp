@@ -1,0 +1,150 @@
+// The wgmma decode engine of the MoE GEMMs (kernels/moe_gemm/moe_gemm_decode_plan.hpp), on the CPU:
+// - the matrix unit, simulated from its definition on exactly the operands the kernel builds (each
+//   thread's A registers from its weight words, the token tile written by the 128 threads' stores
+//   and read through the 128-byte swizzle), gives every block sum S_q * 2^(u-14) with the token
+//   block's shift u, for every pass width N;
+// - the threads' token words cover a pass's tile once (no byte written twice, none left out);
+// - stage 1's row map gives each thread one output's gate and up rows, and a CTA's 64 rows are the
+//   gate and up rows of its 32 outputs, each once;
+// - the shapes it takes.
+// The kernel itself is compared with the emulation bitwise on the GPU (moe_gemm_test.cpp,
+// MoeGemmGpu.DecodeEngineEqualsTheEmulationAsClaimed).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "kernels/moe_gemm/moe_gemm_decode_plan.hpp"
+#include "kernels/moe_gemm/moe_gemm_fragments.hpp"
+#include "reference/codecs/fp8.hpp"
+
+namespace fb {
+namespace {
+
+// A random e2m1 byte pair pool with the adversarial codes (all 6s, 0.5s, zeros, signs).
+std::uint8_t random_codes(std::mt19937& rng) {
+  switch (rng() % 6) {
+    case 0: return 0x77;  // +6 +6
+    case 1: return 0xFF;  // -6 -6
+    case 2: return 0x11;  // 0.5 0.5
+    case 3: return 0x00;
+    default: return static_cast<std::uint8_t>(rng());
+  }
+}
+
+void expect_block_sums(int n_tokens, std::uint64_t seed) {
+  std::mt19937 rng(static_cast<std::uint32_t>(seed));
+  // One stage: 64 weight rows and n_tokens token rows of 64 e2m1 bytes (4 blocks), token scale bytes.
+  std::vector<std::uint8_t> w(kMxDecRows * 64), x(kMxDecMaxTokens * 64, 0);
+  std::uint32_t sa[kMxDecMaxTokens][kMxDecStageBlocks];
+  for (auto& b : w) b = random_codes(rng);
+  for (int n = 0; n < n_tokens; ++n)
+    for (int i = 0; i < 64; ++i) x[n * 64 + i] = random_codes(rng);
+  for (auto& row : sa)
+    for (auto& s : row) s = (rng() % 3 == 0) ? rng() % 256 : kMxTokenShiftLo + rng() % 12;  // shifted and not
+  const auto word = [](const std::vector<std::uint8_t>& v, int row, int j, int q) {
+    return load_u32(v.data() + row * 64 + 16 * j + 4 * q);
+  };
+
+  // The token tile, written as the kernel's threads write it.
+  std::vector<std::uint8_t> tile(kMxDecTileBytes, 0xA5);  // poisoned: every byte the MMA reads must be written
+  for (int t = 0; t < kMxDecThreads; ++t)
+    for (int p = 0; p < n_tokens / 8; ++p) {
+      const int n = moe_decode_token_row(t, p), j = moe_decode_token_block(t), q = moe_decode_token_word(t);
+      moe_decode_store_token_word(tile.data(), n, j, q, word(x, n, j, q), e2m1_e4m3_table(mx_token_shift(sa[n][j])));
+    }
+
+  const auto e4m3 = [](std::uint32_t reg, int i) {
+    return static_cast<double>(fp8_e4m3fn_to_float(static_cast<std::uint8_t>(reg >> (8 * i))));
+  };
+  for (int j = 0; j < kMxDecStageBlocks; ++j) {
+    // A (64 x 32) from the threads' registers: PTX's fragment of wgmma m64nNk32 with 8-bit A in
+    // registers, warp w holding rows 16 w .. 16 w + 15 as mma.m16n8k32's A.
+    double A[kMxDecRows][32];
+    for (int t = 0; t < kMxDecThreads; ++t) {
+      const int warp = t / 32, lane = t % 32, q = lane % 4, r0 = 16 * warp + lane / 4;
+      const MxAFragment f = mx_a_fragment_from_words(word(w, r0, j, q), word(w, r0 + 8, j, q));
+      for (int i = 0; i < 4; ++i) {
+        A[r0][4 * q + i] = e4m3(f.a[0], i);
+        A[r0 + 8][4 * q + i] = e4m3(f.a[1], i);
+        A[r0][16 + 4 * q + i] = e4m3(f.a[2], i);
+        A[r0 + 8][16 + 4 * q + i] = e4m3(f.a[3], i);
+      }
+    }
+    for (int r = 0; r < kMxDecRows; ++r)
+      for (int n = 0; n < n_tokens; ++n) {
+        double d = 0.0;
+        for (int k = 0; k < 32; ++k) {
+          const std::uint8_t b = tile[static_cast<std::size_t>(moe_decode_tile_byte(n, j, k))];
+          ASSERT_NE(b, 0xA5) << "an unwritten tile byte: row " << n << " block " << j << " k " << k;
+          d += A[r][k] * static_cast<double>(fp8_e4m3fn_to_float(b));
+        }
+        const int u = static_cast<int>(mx_token_shift(sa[n][j]));
+        const int want = mx_block_sum_quarters(x.data() + n * 64 + 16 * j, w.data() + r * 64 + 16 * j);
+        ASSERT_EQ(d, std::ldexp(static_cast<double>(want), u - 14))
+            << "N " << n_tokens << " row " << r << " token " << n << " block " << j << " u " << u;
+      }
+  }
+}
+
+TEST(MoeGemmDecode, MatrixUnitOnTheKernelsOperandsGivesTheBlockSums) {
+  for (int n : {8, 16, 24, 32})
+    for (std::uint64_t seed = 1; seed <= 6; ++seed) expect_block_sums(n, seed * 31 + static_cast<std::uint64_t>(n));
+}
+
+TEST(MoeGemmDecode, TokenWordsCoverThePassTileOnce) {
+  for (int n_tokens : {8, 16, 24, 32}) {
+    std::vector<int> writes(kMxDecTileBytes, 0);
+    std::set<std::tuple<int, int, int>> words;
+    for (int t = 0; t < kMxDecThreads; ++t)
+      for (int p = 0; p < n_tokens / 8; ++p) {
+        const int n = moe_decode_token_row(t, p), j = moe_decode_token_block(t), q = moe_decode_token_word(t);
+        ASSERT_LT(n, n_tokens);
+        EXPECT_TRUE(words.insert({n, j, q}).second) << "word converted twice";
+        for (int v : {q, 4 + q})
+          for (int b = 0; b < 4; ++b) ++writes[static_cast<std::size_t>(moe_wgmma_word_offset(n, j, v) + b)];
+      }
+    EXPECT_EQ(words.size(), static_cast<std::size_t>(n_tokens * 16));
+    for (int i = 0; i < kMxDecTileBytes; ++i) EXPECT_EQ(writes[static_cast<std::size_t>(i)], i < n_tokens * 128 ? 1 : 0) << i;
+  }
+}
+
+TEST(MoeGemmDecode, Stage1ThreadsHoldOneOutputsGateAndUp) {
+  const std::int64_t inter = 768;
+  for (std::int64_t tile : {0, 1, 23}) {
+    std::set<std::int64_t> rows;
+    for (int t = 0; t < kMxDecThreads; ++t) {
+      const int warp = t / 32, lane = t % 32, r0 = 16 * warp + lane / 4;
+      const std::int64_t o = moe_decode_stage1_output(warp, lane, tile);
+      EXPECT_GE(o, 32 * tile);
+      EXPECT_LT(o, 32 * tile + 32);
+      EXPECT_EQ(moe_decode_weight_row(r0, tile, true, inter), o);
+      EXPECT_EQ(moe_decode_weight_row(r0 + 8, tile, true, inter), inter + o);
+    }
+    for (int r = 0; r < kMxDecRows; ++r) rows.insert(moe_decode_weight_row(r, tile, true, inter));
+    std::set<std::int64_t> want;
+    for (std::int64_t o = 32 * tile; o < 32 * tile + 32; ++o) want.insert({o, inter + o});
+    EXPECT_EQ(rows, want);
+    EXPECT_EQ(moe_decode_weight_row(5, tile, false, 6144), 64 * tile + 5);
+  }
+}
+
+TEST(MoeGemmDecode, ShapesItTakes) {
+  EXPECT_TRUE(moe_decode_shape_fits(6144, 768, true));    // m31 stage 1: K = 6144, I = 768
+  EXPECT_TRUE(moe_decode_shape_fits(768, 6144, false));   // m31 stage 2
+  EXPECT_FALSE(moe_decode_shape_fits(288, 96, true));     // K not whole stages
+  EXPECT_FALSE(moe_decode_shape_fits(96, 256, false));    // I not whole stages
+  EXPECT_FALSE(moe_decode_shape_fits(256, 48, true));     // outputs not whole CTAs
+  EXPECT_FALSE(moe_decode_shape_fits(256, 96, false));
+  EXPECT_EQ(moe_decode_col_tiles(768, true), 24);
+  EXPECT_EQ(moe_decode_col_tiles(6144, false), 96);
+  EXPECT_EQ(moe_decode_tokens_n(1), 8);
+  EXPECT_EQ(moe_decode_tokens_n(9), 16);
+  EXPECT_EQ(moe_decode_tokens_n(32), 32);
+}
+
+}  // namespace
+}  // namespace fb
