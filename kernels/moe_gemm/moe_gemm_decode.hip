@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/errors.hpp"
 #include "core/knob_choice.hpp"
 #include "kernels/common/gpu_check.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_device.hpp"
@@ -43,6 +44,7 @@ struct MxDecArgs {
   std::uint16_t* a1;               // stage 1
   float* y;                        // stage 2
   std::int64_t tokens, topk, block, inner, outputs, max_entries;
+  int prefetch;  // stages ahead of the L2 prefetch (0: none)
 };
 
 #if FB_WGMMA_AVAILABLE
@@ -84,6 +86,17 @@ __device__ inline void wgmma_rs_e4m3<32>(float* d, const std::uint32_t* a, std::
 }
 
 __device__ inline std::uint32_t load_word(const std::uint8_t* p) { return __ldg(reinterpret_cast<const unsigned int*>(p)); }
+// A weight word; k256: asking L2 to fetch the 256 bytes around it (four stages of the row).
+template <bool k256>
+__device__ inline std::uint32_t load_weight_word(const std::uint8_t* p) {
+  if constexpr (k256) {
+    std::uint32_t v;
+    asm("ld.global.nc.L2::256B.b32 %0, [%1];" : "=r"(v) : "l"(p));
+    return v;
+  } else {
+    return load_word(p);
+  }
+}
 
 // Whether all four scale bytes of a word allow the one-operation promotion (mx_fast_scale).
 __device__ inline bool fast_scales(std::uint32_t w) {
@@ -95,7 +108,7 @@ __device__ inline bool fast_scales(std::uint32_t w) {
 
 // One pass: up to 32 sorted rows (`rows` live ones, the first at sorted position `first`, their
 // entries in shared memory) against the CTA's 64 weight rows, the whole K; kN = rows rounded up to 8.
-template <bool kStage1, bool kOai, int kN>
+template <bool kStage1, bool kOai, bool k256, int kN>
 __device__ void moe_decode_pass(const MxDecArgs& a, const std::int32_t* entries, int rows, std::int64_t first,
                                 std::int64_t expert, std::int64_t tile, std::uint8_t* smem) {
   constexpr int kAcc = kN / 2;                  // a block's sums a thread holds
@@ -140,8 +153,8 @@ __device__ void moe_decode_pass(const MxDecArgs& a, const std::int32_t* entries,
     Raw r;
 #pragma unroll
     for (int j = 0; j < kMxDecStageBlocks; ++j) {
-      r.w0[j] = load_word(w0 + ks * (kMxDecStageK / 2) + 16 * j);
-      r.w1[j] = load_word(w1 + ks * (kMxDecStageK / 2) + 16 * j);
+      r.w0[j] = load_weight_word<k256>(w0 + ks * (kMxDecStageK / 2) + 16 * j);
+      r.w1[j] = load_weight_word<k256>(w1 + ks * (kMxDecStageK / 2) + 16 * j);
     }
     r.ws0 = load_word(s0 + ks * kMxDecStageBlocks);
     r.ws1 = load_word(s1 + ks * kMxDecStageBlocks);
@@ -184,7 +197,7 @@ __device__ void moe_decode_pass(const MxDecArgs& a, const std::int32_t* entries,
   bool fast = __syncthreads_and(stage_tokens(cur, smem)) != 0;
   Raw next = cur;
   if (stages > 1) next = load(1);
-  const std::uint8_t* pf0 = w0 - 4 * q;  // the L2 prefetch: one row a lane pair, 8 stages ahead
+  const std::uint8_t* pf0 = w0 - 4 * q;  // the L2 prefetch: one row a lane pair, a.prefetch stages ahead
   const std::uint8_t* pf = (q & 1) ? w1 - 4 * q : pf0;
   for (int ks = 0; ks < stages; ++ks) {
     std::uint8_t* slot = smem + (ks % kMxDecSlots) * kMxDecSlotBytes;
@@ -206,7 +219,7 @@ __device__ void moe_decode_pass(const MxDecArgs& a, const std::int32_t* entries,
         vote = stage_tokens(next, smem + ((ks + 1) % kMxDecSlots) * kMxDecSlotBytes);
         cur = next;
         if (ks + 2 < stages) next = load(ks + 2);
-        if (ks + 8 < stages) prefetch_l2(pf + (ks + 8) * (kMxDecStageK / 2));
+        if (a.prefetch > 0 && ks + a.prefetch < stages) prefetch_l2(pf + (ks + a.prefetch) * (kMxDecStageK / 2));
       }
       asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
 #pragma unroll
@@ -268,7 +281,7 @@ __device__ void moe_decode_pass(const MxDecArgs& a, const std::int32_t* entries,
 #endif
 
 // At most 128 registers (4 CTAs, 16 warps an SM): the widest pass (N = 32) holds two blocks' sums.
-template <bool kStage1, bool kOai>
+template <bool kStage1, bool kOai, bool k256>
 __global__ __launch_bounds__(kMxDecThreads, 4) void moe_decode_kernel(MxDecArgs a) {
 #if FB_WGMMA_AVAILABLE
   extern __shared__ __align__(128) std::uint8_t smem_raw[];
@@ -294,10 +307,10 @@ __global__ __launch_bounds__(kMxDecThreads, 4) void moe_decode_kernel(MxDecArgs 
   for (int p0 = 0; p0 < live; p0 += kMxDecMaxTokens) {
     const int rows = live - p0 < kMxDecMaxTokens ? live - p0 : kMxDecMaxTokens;
     switch (moe_decode_tokens_n(rows)) {
-      case 8: moe_decode_pass<kStage1, kOai, 8>(a, entries + p0, rows, first + p0, expert, tile, smem); break;
-      case 16: moe_decode_pass<kStage1, kOai, 16>(a, entries + p0, rows, first + p0, expert, tile, smem); break;
-      case 24: moe_decode_pass<kStage1, kOai, 24>(a, entries + p0, rows, first + p0, expert, tile, smem); break;
-      default: moe_decode_pass<kStage1, kOai, 32>(a, entries + p0, rows, first + p0, expert, tile, smem); break;
+      case 8: moe_decode_pass<kStage1, kOai, k256, 8>(a, entries + p0, rows, first + p0, expert, tile, smem); break;
+      case 16: moe_decode_pass<kStage1, kOai, k256, 16>(a, entries + p0, rows, first + p0, expert, tile, smem); break;
+      case 24: moe_decode_pass<kStage1, kOai, k256, 24>(a, entries + p0, rows, first + p0, expert, tile, smem); break;
+      default: moe_decode_pass<kStage1, kOai, k256, 32>(a, entries + p0, rows, first + p0, expert, tile, smem); break;
     }
     __syncthreads();  // the next pass rewrites the slots
   }
@@ -314,14 +327,40 @@ bool decode_engine_wanted() {
   return v.empty() || v == "wgmma";
 }
 
+// FUSEBENCH_MOE_DECODE_PREFETCH: the L2 prefetch's distance in stages (0: none; default 8).
+int decode_prefetch_stages() {
+  const char* env = std::getenv("FUSEBENCH_MOE_DECODE_PREFETCH");
+  if (!env || !*env) return 8;
+  char* end = nullptr;
+  const long v = std::strtol(env, &end, 10);
+  if (*end != '\0' || v < 0 || v > 64)
+    throw InputError(std::string("FUSEBENCH_MOE_DECODE_PREFETCH must be a count of stages 0..64, not '") + env + "'");
+  return static_cast<int>(v);
+}
+
+// FUSEBENCH_MOE_DECODE_L2_256B: 1 asks L2 for 256 bytes around each weight load, 0 (default) not.
+bool decode_l2_256b() {
+  const char* variable = "FUSEBENCH_MOE_DECODE_L2_256B";
+  return knob_choice(variable, std::getenv(variable), "0", "1") == "1";
+}
+
+template <bool kStage1, bool kOai>
+void launch_kernel(const MxDecArgs& a, dim3 grid, hipStream_t s) {
+  if (decode_l2_256b())
+    moe_decode_kernel<kStage1, kOai, true><<<grid, kMxDecThreads, kMxDecSmemBytes, s>>>(a);
+  else
+    moe_decode_kernel<kStage1, kOai, false><<<grid, kMxDecThreads, kMxDecSmemBytes, s>>>(a);
+}
+
 template <bool kStage1>
-void launch(const MoeGemmParams& p, const MxDecArgs& a, void* stream) {
+void launch(const MoeGemmParams& p, MxDecArgs a, void* stream) {
   const dim3 grid(static_cast<unsigned>(moe_decode_col_tiles(a.outputs, kStage1)), static_cast<unsigned>(p.max_blocks()));
   const auto s = static_cast<hipStream_t>(stream);
-  if (!kStage1 || !p.oai)
-    moe_decode_kernel<kStage1, false><<<grid, kMxDecThreads, kMxDecSmemBytes, s>>>(a);
+  a.prefetch = decode_prefetch_stages();
+  if (kStage1 && p.oai)
+    launch_kernel<kStage1, true>(a, grid, s);
   else
-    moe_decode_kernel<kStage1, true><<<grid, kMxDecThreads, kMxDecSmemBytes, s>>>(a);
+    launch_kernel<kStage1, false>(a, grid, s);
   gpu_check_launch(kStage1 ? "moe_decode_kernel (stage 1)" : "moe_decode_kernel (stage 2)");
 }
 
@@ -336,14 +375,14 @@ bool moe_decode_takes(const MoeGemmParams& p, bool stage1) {
 void moe_stage1_decode_launch(const MoeGemmParams& p, const MoeStage1Buffers& b, void* stream) {
   const MxDecArgs a{b.sorted_token_ids, nullptr, b.sorted_expert_ids, b.num_valid_ids, b.xq, b.x_scales, b.w13,
                     b.w13_scales,       b.a1,    nullptr,             p.tokens,        p.topk, p.block, p.hidden,
-                    p.inter,            p.max_entries()};
+                    p.inter,            p.max_entries(),  0};
   launch<true>(p, a, stream);
 }
 
 void moe_stage2_decode_gemm_launch(const MoeGemmParams& p, const MoeStage2Buffers& b, void* stream) {
   const MxDecArgs a{b.sorted_token_ids, b.sorted_weights, b.sorted_expert_ids, b.num_valid_ids, b.a2q, b.a2_scales,
                     b.w2,               b.w2_scales,      nullptr,             b.y,             p.tokens, p.topk,
-                    p.block,            p.inter,          p.hidden,            p.max_entries()};
+                    p.block,            p.inter,          p.hidden,            p.max_entries(),  0};
   launch<false>(p, a, stream);
 }
 
