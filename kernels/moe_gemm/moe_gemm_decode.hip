@@ -4,7 +4,7 @@
 //
 // A CTA is one warpgroup. Each thread loads its two weight rows' fragment words (one 32-bit word a
 // row and 32-K block, a stage of 4 blocks ahead in registers) and converts them with bit operations
-// into wgmma's A registers; the sort block's live tokens (up to 32 a pass) are converted by all 128
+// into wgmma's A registers; the sort block's live tokens (up to 16 a pass) are converted by all 128
 // threads, a stage ahead, into a small swizzled tile that is wgmma's B. Per stage: four
 // m64nNk32 e4m3 MMAs from a zero accumulator (N = the live rows rounded up to 8), the next stage's
 // tokens converted while they run, then each block's sums promoted in K order on the CUDA cores: one
@@ -113,7 +113,7 @@ __device__ void moe_decode_pass(const MxDecArgs& a, const std::int32_t* entries,
                                 std::int64_t expert, std::int64_t tile, std::uint8_t* smem) {
   constexpr int kAcc = kN / 2;                  // a block's sums a thread holds
   constexpr int kTokenWords = kN / 8;           // token words a thread converts a stage
-  constexpr int kFly = kN <= 16 ? 4 : 2;        // MMAs in flight (their sums' registers)
+  constexpr int kFly = kN == 8 ? 4 : 2;         // MMAs in flight (their sums' registers)
   const int t = static_cast<int>(threadIdx.x), warp = t / 32, lane = t % 32, q = lane % 4;
   const int r0 = 16 * warp + lane / 4;          // CTA-local weight row of d[4c], d[4c+1]; r0 + 8 of d[4c+2], d[4c+3]
   const std::int64_t nb = a.inner / 32, pad = (nb + 7) / 8 * 8, row_bytes = a.inner / 2;
@@ -145,8 +145,12 @@ __device__ void moe_decode_pass(const MxDecArgs& a, const std::int32_t* entries,
     }
   }
 
+  // A stage's weight words and scale words (loaded two stages ahead), and its token words and scale
+  // bytes (three stages ahead: they are converted a stage before their MMAs).
   struct Raw {
     std::uint32_t w0[kMxDecStageBlocks], w1[kMxDecStageBlocks], ws0, ws1;
+  };
+  struct Tok {
     std::uint32_t x[kTokenWords], xs[kTokenWords];
   };
   const auto load = [&](int ks) {
@@ -158,18 +162,22 @@ __device__ void moe_decode_pass(const MxDecArgs& a, const std::int32_t* entries,
     }
     r.ws0 = load_word(s0 + ks * kMxDecStageBlocks);
     r.ws1 = load_word(s1 + ks * kMxDecStageBlocks);
+    return r;
+  };
+  const auto load_tokens = [&](int ks) {
+    Tok r;
 #pragma unroll
     for (int p = 0; p < kTokenWords; ++p) {
-      r.x[p] = x[p] ? load_word(x[p] + ks * (kMxDecStageK / 2)) : 0u;
-      r.xs[p] = x[p] ? a.act_scales[xs_row[p] + mx_scale_block_part(kMxDecStageBlocks * ks + tj)] : 0x7Fu;
+      r.x[p] = x[p] && ks < stages ? load_word(x[p] + ks * (kMxDecStageK / 2)) : 0u;
+      r.xs[p] = x[p] && ks < stages ? a.act_scales[xs_row[p] + mx_scale_block_part(kMxDecStageBlocks * ks + tj)] : 0x7Fu;
     }
     return r;
   };
   // A stage's token words into its slot; returns whether this thread's blocks all carry their
   // scales (padding rows are zeros at scale 1: shifted, their outputs never written) and its weight
   // rows' scales allow the one-operation promotion.
-  const auto stage_tokens = [&](const Raw& r, std::uint8_t* slot) {
-    bool fast = fast_scales(r.ws0) && fast_scales(r.ws1);
+  const auto stage_tokens = [&](const Tok& r, const Raw& wr, std::uint8_t* slot) {
+    bool fast = fast_scales(wr.ws0) && fast_scales(wr.ws1);
 #pragma unroll
     for (int p = 0; p < kTokenWords; ++p) {
       const int n = moe_decode_token_row(t, p);
@@ -194,7 +202,8 @@ __device__ void moe_decode_pass(const MxDecArgs& a, const std::int32_t* entries,
     for (int i = 0; i < kAcc; ++i) part[f][i] = 0.0f;
 
   Raw cur = load(0);
-  bool fast = __syncthreads_and(stage_tokens(cur, smem)) != 0;
+  Tok tok1 = load_tokens(1), tok2 = load_tokens(2);
+  bool fast = __syncthreads_and(stage_tokens(load_tokens(0), cur, smem)) != 0;
   Raw next = cur;
   if (stages > 1) next = load(1);
   const std::uint8_t* pf0 = w0 - 4 * q;  // the L2 prefetch: one row a lane pair, a.prefetch stages ahead
@@ -216,8 +225,10 @@ __device__ void moe_decode_pass(const MxDecArgs& a, const std::int32_t* entries,
       for (int f = 0; f < kFly; ++f) wgmma_rs_e4m3<kN>(part[f], frag[f].a, desc + ((32 * (j0 + f)) >> 4));
       asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
       if (j0 == 0 && ks + 1 < stages) {  // while the MMAs run: the next stage's tokens, the loads after it
-        vote = stage_tokens(next, smem + ((ks + 1) % kMxDecSlots) * kMxDecSlotBytes);
+        vote = stage_tokens(tok1, next, smem + ((ks + 1) % kMxDecSlots) * kMxDecSlotBytes);
         cur = next;
+        tok1 = tok2;
+        tok2 = load_tokens(ks + 3);
         if (ks + 2 < stages) next = load(ks + 2);
         if (a.prefetch > 0 && ks + a.prefetch < stages) prefetch_l2(pf + (ks + a.prefetch) * (kMxDecStageK / 2));
       }
@@ -280,7 +291,7 @@ __device__ void moe_decode_pass(const MxDecArgs& a, const std::int32_t* entries,
 }
 #endif
 
-// At most 128 registers (4 CTAs, 16 warps an SM): the widest pass (N = 32) holds two blocks' sums.
+// At most 128 registers (4 CTAs, 16 warps an SM).
 template <bool kStage1, bool kOai, bool k256>
 __global__ __launch_bounds__(kMxDecThreads, 4) void moe_decode_kernel(MxDecArgs a) {
 #if FB_WGMMA_AVAILABLE
@@ -308,9 +319,7 @@ __global__ __launch_bounds__(kMxDecThreads, 4) void moe_decode_kernel(MxDecArgs 
     const int rows = live - p0 < kMxDecMaxTokens ? live - p0 : kMxDecMaxTokens;
     switch (moe_decode_tokens_n(rows)) {
       case 8: moe_decode_pass<kStage1, kOai, k256, 8>(a, entries + p0, rows, first + p0, expert, tile, smem); break;
-      case 16: moe_decode_pass<kStage1, kOai, k256, 16>(a, entries + p0, rows, first + p0, expert, tile, smem); break;
-      case 24: moe_decode_pass<kStage1, kOai, k256, 24>(a, entries + p0, rows, first + p0, expert, tile, smem); break;
-      default: moe_decode_pass<kStage1, kOai, k256, 32>(a, entries + p0, rows, first + p0, expert, tile, smem); break;
+      default: moe_decode_pass<kStage1, kOai, k256, 16>(a, entries + p0, rows, first + p0, expert, tile, smem); break;
     }
     __syncthreads();  // the next pass rewrites the slots
   }

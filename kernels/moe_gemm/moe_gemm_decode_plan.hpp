@@ -12,8 +12,9 @@
 //   them with bit operations (e2m1x8_to_e4m3x8), the mma.sync kernels' fragment and permutation of k
 //   (moe_gemm_exact.hpp: the even elements of a lane's word at logical k 4q..4q+3, the odd ones at
 //   16+4q..), so nothing of the weights passes through shared memory;
-// - the sort block's live rows are the N side (8, 16, 24 or 32: the live rows rounded up to 8; a
-//   block of more than 32 in passes of 32), converted once per CTA and stage into a small shared
+// - the sort block's live rows are the N side (8 or 16: the live rows rounded up to 8; a block of
+//   more than 16 in passes of 16, each streaming the CTA's weights again, from L2 after the first:
+//   wider passes held too many registers), converted once per CTA and stage into a small shared
 //   tile in the same permutation of k, each token block carrying its scale in its operand where it
 //   can (mx_token_shift), so the promotion is mostly one fma per output;
 // - a stage is 128 K: four MMAs from a zero accumulator (each an exact block sum), issued together,
@@ -29,7 +30,7 @@ namespace fb {
 
 inline constexpr int kMxDecRows = 64;       // weight rows of a CTA (one warpgroup, wgmma's M)
 inline constexpr int kMxDecThreads = 128;
-inline constexpr int kMxDecMaxTokens = 32;  // sorted rows of one pass (wgmma's N: 8 .. 32)
+inline constexpr int kMxDecMaxTokens = 16;  // sorted rows of one pass (wgmma's N: 8 or 16)
 inline constexpr int kMxDecStageK = 128;    // K a stage: four MX blocks
 inline constexpr int kMxDecStageBlocks = kMxDecStageK / 32;
 inline constexpr int kMxDecSlots = 2;       // token tiles in flight (written one stage ahead)
@@ -56,7 +57,7 @@ FB_HD std::int64_t moe_decode_stage1_output(int w, int lane, std::int64_t tile) 
   return moe_wgmma_stage1_output(0, w, lane, tile * (kMxDecRows / 2));
 }
 
-// wgmma's N for a pass of `rows` sorted rows (1..32): rounded up to 8.
+// wgmma's N for a pass of `rows` sorted rows (1..16): rounded up to 8.
 FB_HD int moe_decode_tokens_n(std::int64_t rows) { return static_cast<int>((rows + 7) / 8 * 8); }
 
 // The token tile of one stage: kMxDecMaxTokens rows of 128 bytes (four blocks of 32 e4m3 bytes in

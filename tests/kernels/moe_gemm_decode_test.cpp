@@ -91,12 +91,12 @@ void expect_block_sums(int n_tokens, std::uint64_t seed) {
 }
 
 TEST(MoeGemmDecode, MatrixUnitOnTheKernelsOperandsGivesTheBlockSums) {
-  for (int n : {8, 16, 24, 32})
+  for (int n : {8, 16})
     for (std::uint64_t seed = 1; seed <= 6; ++seed) expect_block_sums(n, seed * 31 + static_cast<std::uint64_t>(n));
 }
 
 TEST(MoeGemmDecode, TokenWordsCoverThePassTileOnce) {
-  for (int n_tokens : {8, 16, 24, 32}) {
+  for (int n_tokens : {8, 16}) {
     std::vector<int> writes(kMxDecTileBytes, 0);
     std::set<std::tuple<int, int, int>> words;
     for (int t = 0; t < kMxDecThreads; ++t)
@@ -143,7 +143,7 @@ TEST(MoeGemmDecode, ShapesItTakes) {
   EXPECT_EQ(moe_decode_col_tiles(6144, false), 96);
   EXPECT_EQ(moe_decode_tokens_n(1), 8);
   EXPECT_EQ(moe_decode_tokens_n(9), 16);
-  EXPECT_EQ(moe_decode_tokens_n(32), 32);
+  EXPECT_EQ(moe_decode_tokens_n(16), 16);
 }
 
 }  // namespace
