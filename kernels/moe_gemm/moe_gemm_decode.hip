@@ -24,6 +24,7 @@
 #include "core/knob_choice.hpp"
 #include "kernels/common/gpu_check.hpp"
 #include "kernels/fp8_gemm/fp8_gemm_wgmma_device.hpp"
+#include "kernels/fp8_gemm/fp8_gemm_wgmma_tma.hpp"
 #include "kernels/moe_gemm/moe_gemm_decode.hpp"
 #include "kernels/moe_gemm/moe_gemm_decode_plan.hpp"
 #include "kernels/moe_gemm/moe_gemm_exact.hpp"
@@ -46,6 +47,10 @@ struct MxDecArgs {
   std::int64_t tokens, topk, block, inner, outputs, max_entries;
   int prefetch;  // stages ahead of the L2 prefetch (0: none)
 };
+
+// How a thread gets its weight words: loads two stages ahead (kLoadPlain), the same asking L2 for
+// the 256 bytes around each (kLoadL2Line), or from the TMA ring in shared memory (kLoadRing).
+constexpr int kLoadPlain = 0, kLoadL2Line = 1, kLoadRing = 2;
 
 #if FB_WGMMA_AVAILABLE
 // d = A B^T for the warpgroup's 64 weight rows x kN tokens and one 32-K block, from a zero
@@ -108,9 +113,11 @@ __device__ inline bool fast_scales(std::uint32_t w) {
 
 // One pass: up to 32 sorted rows (`rows` live ones, the first at sorted position `first`, their
 // entries in shared memory) against the CTA's 64 weight rows, the whole K; kN = rows rounded up to 8.
-template <bool kStage1, bool kOai, bool k256, int kN>
-__device__ void moe_decode_pass(const MxDecArgs& a, const std::int32_t* entries, int rows, std::int64_t first,
-                                std::int64_t expert, std::int64_t tile, std::uint8_t* smem) {
+template <bool kStage1, bool kOai, int kLoad, int kN>
+__device__ void moe_decode_pass(const MxDecArgs& a, const WgmmaTensorMap& wmap, const std::int32_t* entries, int rows,
+                                std::int64_t first, std::int64_t expert, std::int64_t tile, std::uint8_t* smem,
+                                int ring_fills) {
+  constexpr bool kRing = kLoad == kLoadRing;
   constexpr int kAcc = kN / 2;                  // a block's sums a thread holds
   constexpr int kTokenWords = kN / 8;           // token words a thread converts a stage
   constexpr int kFly = kN == 8 ? 4 : 2;         // MMAs in flight (their sums' registers)
@@ -157,8 +164,8 @@ __device__ void moe_decode_pass(const MxDecArgs& a, const std::int32_t* entries,
     Raw r;
 #pragma unroll
     for (int j = 0; j < kMxDecStageBlocks; ++j) {
-      r.w0[j] = load_weight_word<k256>(w0 + ks * (kMxDecStageK / 2) + 16 * j);
-      r.w1[j] = load_weight_word<k256>(w1 + ks * (kMxDecStageK / 2) + 16 * j);
+      r.w0[j] = kRing ? 0u : load_weight_word<kLoad == kLoadL2Line>(w0 + ks * (kMxDecStageK / 2) + 16 * j);
+      r.w1[j] = kRing ? 0u : load_weight_word<kLoad == kLoadL2Line>(w1 + ks * (kMxDecStageK / 2) + 16 * j);
     }
     r.ws0 = load_word(s0 + ks * kMxDecStageBlocks);
     r.ws1 = load_word(s1 + ks * kMxDecStageBlocks);
@@ -201,6 +208,22 @@ __device__ void moe_decode_pass(const MxDecArgs& a, const std::int32_t* entries,
 #pragma unroll
     for (int i = 0; i < kAcc; ++i) part[f][i] = 0.0f;
 
+  // The ring (kRing): this pass's pairs of stages are fills ring_fills .. of the CTA's ring.
+  std::uint8_t* ring = smem + kMxDecRingAt;
+  auto* full = reinterpret_cast<std::uint64_t*>(smem + kMxDecBarsAt);
+  const int pairs = stages / 2;
+  const int sr0 = moe_decode_ring_row(r0, kStage1), sr1 = moe_decode_ring_row(r0 + 8, kStage1);
+  const auto fill = [&](int p) {  // thread 0: the pair of stages p into its slot
+    const int f = ring_fills + p, s = f % kMxDecRingSlots;
+    mbar_arrive_expect_bytes(&full[s], kMxDecRingSlotBytes);
+#pragma unroll
+    for (int box = 0; box < 2; ++box)
+      tma_load_box(ring + s * kMxDecRingSlotBytes + box * (kMxDecRingSlotBytes / 2), &wmap, 128 * p,
+                   expert * expert_rows + moe_decode_ring_box_row(box, tile, kStage1, a.outputs), &full[s]);
+  };
+  if (kRing && t == 0)
+    for (int p = 0; p < pairs && p < kMxDecRingSlots; ++p) fill(p);
+
   Raw cur = load(0);
   Tok tok1 = load_tokens(1), tok2 = load_tokens(2);
   bool fast = __syncthreads_and(stage_tokens(load_tokens(0), cur, smem)) != 0;
@@ -211,7 +234,17 @@ __device__ void moe_decode_pass(const MxDecArgs& a, const std::int32_t* entries,
   for (int ks = 0; ks < stages; ++ks) {
     std::uint8_t* slot = smem + (ks % kMxDecSlots) * kMxDecSlotBytes;
     const std::uint64_t desc = wgmma_descriptor(slot);
-    const Raw now = cur;
+    Raw now = cur;
+    if constexpr (kRing) {  // this stage's words from the ring, once its pair has landed
+      const int f = ring_fills + ks / 2, s = f % kMxDecRingSlots;
+      if (ks % 2 == 0) mbar_wait(&full[s], static_cast<std::uint32_t>((f / kMxDecRingSlots) & 1));
+      const std::uint8_t* words = ring + s * kMxDecRingSlotBytes;
+#pragma unroll
+      for (int j = 0; j < kMxDecStageBlocks; ++j) {
+        now.w0[j] = *reinterpret_cast<const std::uint32_t*>(words + moe_decode_ring_word(sr0, ks % 2, j, q));
+        now.w1[j] = *reinterpret_cast<const std::uint32_t*>(words + moe_decode_ring_word(sr1, ks % 2, j, q));
+      }
+    }
     bool vote = true;
 #pragma unroll
     for (int j0 = 0; j0 < kMxDecStageBlocks; j0 += kFly) {
@@ -230,7 +263,8 @@ __device__ void moe_decode_pass(const MxDecArgs& a, const std::int32_t* entries,
         tok1 = tok2;
         tok2 = load_tokens(ks + 3);
         if (ks + 2 < stages) next = load(ks + 2);
-        if (a.prefetch > 0 && ks + a.prefetch < stages) prefetch_l2(pf + (ks + a.prefetch) * (kMxDecStageK / 2));
+        if (!kRing && a.prefetch > 0 && ks + a.prefetch < stages)
+          prefetch_l2(pf + (ks + a.prefetch) * (kMxDecStageK / 2));
       }
       asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
 #pragma unroll
@@ -265,6 +299,8 @@ __device__ void moe_decode_pass(const MxDecArgs& a, const std::int32_t* entries,
     }
     // The next slot is written and fenced by every thread, and this stage's reads are done.
     fast = __syncthreads_and(vote) != 0;
+    // Every thread has read the pair's words: its slot takes the pair kMxDecRingSlots further.
+    if (kRing && t == 0 && ks % 2 == 1 && ks / 2 + kMxDecRingSlots < pairs) fill(ks / 2 + kMxDecRingSlots);
   }
 
   // Epilogue: the pass's live rows (padding rows are never written).
@@ -292,8 +328,8 @@ __device__ void moe_decode_pass(const MxDecArgs& a, const std::int32_t* entries,
 #endif
 
 // At most 128 registers (4 CTAs, 16 warps an SM).
-template <bool kStage1, bool kOai, bool k256>
-__global__ __launch_bounds__(kMxDecThreads, 4) void moe_decode_kernel(MxDecArgs a) {
+template <bool kStage1, bool kOai, int kLoad>
+__global__ __launch_bounds__(kMxDecThreads, 4) void moe_decode_kernel(MxDecArgs a, const FB_GRID_CONSTANT WgmmaTensorMap wmap) {
 #if FB_WGMMA_AVAILABLE
   extern __shared__ __align__(128) std::uint8_t smem_raw[];
   std::uint8_t* smem = smem_raw + (1024 - smem_address(smem_raw) % 1024) % 1024;
@@ -302,7 +338,14 @@ __global__ __launch_bounds__(kMxDecThreads, 4) void moe_decode_kernel(MxDecArgs 
   const std::int64_t valid = moe_valid_entries(a.num_valid_ids[0], a.max_entries);
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.y) * a.block;
   if (first >= valid) return;  // the whole CTA: blocks past the sorted entries
-  if (threadIdx.x == 0) live_rows = 0;
+  if (threadIdx.x == 0) {
+    live_rows = 0;
+    if (kLoad == kLoadRing) {
+      auto* full = reinterpret_cast<std::uint64_t*>(smem + kMxDecBarsAt);
+      for (int s = 0; s < kMxDecRingSlots; ++s) mbar_init(&full[s], 1);
+      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+  }
   __syncthreads();
   int last = 0;  // one past this thread's last row with a token
   for (int r = static_cast<int>(threadIdx.x); r < a.block; r += kMxDecThreads) {
@@ -315,12 +358,13 @@ __global__ __launch_bounds__(kMxDecThreads, 4) void moe_decode_kernel(MxDecArgs 
   __syncthreads();
   const int live = live_rows;
   const std::int64_t expert = a.sorted_expert_ids[blockIdx.y], tile = blockIdx.x;
-  for (int p0 = 0; p0 < live; p0 += kMxDecMaxTokens) {
+  const int pairs = static_cast<int>(a.inner / (2 * kMxDecStageK));
+  for (int p0 = 0, fills = 0; p0 < live; p0 += kMxDecMaxTokens, fills += pairs) {
     const int rows = live - p0 < kMxDecMaxTokens ? live - p0 : kMxDecMaxTokens;
-    switch (moe_decode_tokens_n(rows)) {
-      case 8: moe_decode_pass<kStage1, kOai, k256, 8>(a, entries + p0, rows, first + p0, expert, tile, smem); break;
-      default: moe_decode_pass<kStage1, kOai, k256, 16>(a, entries + p0, rows, first + p0, expert, tile, smem); break;
-    }
+    if (moe_decode_tokens_n(rows) == 8)
+      moe_decode_pass<kStage1, kOai, kLoad, 8>(a, wmap, entries + p0, rows, first + p0, expert, tile, smem, fills);
+    else
+      moe_decode_pass<kStage1, kOai, kLoad, 16>(a, wmap, entries + p0, rows, first + p0, expert, tile, smem, fills);
     __syncthreads();  // the next pass rewrites the slots
   }
 #else
@@ -353,12 +397,36 @@ bool decode_l2_256b() {
   return knob_choice(variable, std::getenv(variable), "0", "1") == "1";
 }
 
+// FUSEBENCH_MOE_DECODE_RING: 1 streams the weights through the TMA ring where it fits, 0 (default)
+// loads them into registers.
+bool decode_ring_wanted() {
+  const char* variable = "FUSEBENCH_MOE_DECODE_RING";
+  return knob_choice(variable, std::getenv(variable), "0", "1") == "1";
+}
+
+template <bool kStage1, bool kOai, int kLoad>
+void launch_form(const MxDecArgs& a, const WgmmaTensorMap& wmap, dim3 grid, hipStream_t s) {
+  static const bool once = [] {
+    gpu_check(hipFuncSetAttribute(reinterpret_cast<const void*>(moe_decode_kernel<kStage1, kOai, kLoad>),
+                                  hipFuncAttributeMaxDynamicSharedMemorySize, kMxDecSmemBytes),
+              "hipFuncSetAttribute(moe decode shared memory)");
+    return true;
+  }();
+  (void)once;
+  moe_decode_kernel<kStage1, kOai, kLoad><<<grid, kMxDecThreads, kMxDecSmemBytes, s>>>(a, wmap);
+}
+
 template <bool kStage1, bool kOai>
-void launch_kernel(const MxDecArgs& a, dim3 grid, hipStream_t s) {
-  if (decode_l2_256b())
-    moe_decode_kernel<kStage1, kOai, true><<<grid, kMxDecThreads, kMxDecSmemBytes, s>>>(a);
-  else
-    moe_decode_kernel<kStage1, kOai, false><<<grid, kMxDecThreads, kMxDecSmemBytes, s>>>(a);
+void launch_kernel(const MoeGemmParams& p, const MxDecArgs& a, dim3 grid, hipStream_t s) {
+  if (decode_ring_wanted() && moe_decode_ring_fits(a.inner)) {
+    const std::int64_t rows = p.experts * (kStage1 ? 2 * p.inter : p.hidden);
+    const WgmmaTensorMap wmap = wgmma_rows_map("decode weight rows", a.w, rows, kMxDecRows / 2, a.inner / 2);
+    launch_form<kStage1, kOai, kLoadRing>(a, wmap, grid, s);
+  } else if (decode_l2_256b()) {
+    launch_form<kStage1, kOai, kLoadL2Line>(a, WgmmaTensorMap{}, grid, s);
+  } else {
+    launch_form<kStage1, kOai, kLoadPlain>(a, WgmmaTensorMap{}, grid, s);
+  }
 }
 
 template <bool kStage1>
@@ -367,9 +435,9 @@ void launch(const MoeGemmParams& p, MxDecArgs a, void* stream) {
   const auto s = static_cast<hipStream_t>(stream);
   a.prefetch = decode_prefetch_stages();
   if (kStage1 && p.oai)
-    launch_kernel<kStage1, true>(a, grid, s);
+    launch_kernel<kStage1, true>(p, a, grid, s);
   else
-    launch_kernel<kStage1, false>(a, grid, s);
+    launch_kernel<kStage1, false>(p, a, grid, s);
   gpu_check_launch(kStage1 ? "moe_decode_kernel (stage 1)" : "moe_decode_kernel (stage 2)");
 }
 

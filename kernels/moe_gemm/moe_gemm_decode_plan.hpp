@@ -68,7 +68,33 @@ inline constexpr int kMxDecTileBytes = kMxDecMaxTokens * 128;
 inline constexpr int kMxDecScalesAt = kMxDecTileBytes;
 inline constexpr int kMxDecPreAt = kMxDecScalesAt + kMxDecStageBlocks * kMxDecMaxTokens * 4;
 inline constexpr int kMxDecSlotBytes = (kMxDecPreAt + kMxDecStageBlocks * kMxDecMaxTokens * 4 + 1023) / 1024 * 1024;
-inline constexpr int kMxDecSmemBytes = kMxDecSlots * kMxDecSlotBytes + 1024;  // + alignment slack
+
+// The weight ring (the engine's TMA form, where moe_decode_ring_fits): kMxDecRingSlots slots of two
+// stages of the CTA's 64 rows (two TMA boxes of 32 rows x 128 bytes, the 128-byte swizzle), filled
+// by one thread up to kMxDecRingSlots pairs of stages ahead, each completing on its mbarrier: the
+// weights' latency is hidden by the ring, not by registers. Then the mbarriers.
+inline constexpr int kMxDecRingSlots = 4;
+inline constexpr int kMxDecRingSlotBytes = kMxDecRows * 128;
+inline constexpr int kMxDecRingAt = kMxDecSlots * kMxDecSlotBytes;
+inline constexpr int kMxDecBarsAt = kMxDecRingAt + kMxDecRingSlots * kMxDecRingSlotBytes;
+inline constexpr int kMxDecSmemBytes = kMxDecBarsAt + 8 * kMxDecRingSlots + 1024;  // + alignment slack
+
+// The ring takes rows of whole 128-byte lines (K a multiple of 256: pairs of stages).
+FB_HD bool moe_decode_ring_fits(std::int64_t inner) { return inner % (2 * kMxDecStageK) == 0; }
+// The ring row (0..63) of CTA-local weight row r: box 0 then box 1. Stage 1's boxes are the 32 gate
+// rows and the 32 up rows of the CTA's outputs (in output order), stage 2's the 64 rows in order.
+FB_HD int moe_decode_ring_row(int r, bool stage1) {
+  return stage1 ? (r % 16 < 8 ? 0 : 32) + 8 * (r / 16) + r % 8 : r;
+}
+// The first weight row (within the expert's rows) of box 0 or 1 of column tile `tile`.
+FB_HD std::int64_t moe_decode_ring_box_row(int box, std::int64_t tile, bool stage1, std::int64_t outputs) {
+  return stage1 ? box * outputs + (kMxDecRows / 2) * tile : kMxDecRows * tile + 32 * box;
+}
+// The byte of e2m1 word q of block j of stage h (0, 1: the slot's first or second) in ring row
+// `row`: the box's 128-byte line of that row, its 16-byte chunks swizzled by the row (row % 8).
+FB_HD int moe_decode_ring_word(int row, int h, int j, int q) {
+  return row * 128 + (((4 * h + j) ^ (row % 8)) * 16) + 4 * q;
+}
 
 // Which token word a thread converts: thread t takes e2m1 word t % 16 of a row's stage (block
 // (t % 16) / 4, word (t % 16) % 4 of it) for rows t / 16 + 8 p, p < N / 8.

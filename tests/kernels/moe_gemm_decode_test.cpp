@@ -132,6 +132,38 @@ TEST(MoeGemmDecode, Stage1ThreadsHoldOneOutputsGateAndUp) {
   }
 }
 
+// The ring's boxes hold each CTA-local row once, where the row map says; and its word addresses
+// are the 128-byte swizzle of a TMA box (chunk c of a row's line at slot c ^ row % 8).
+TEST(MoeGemmDecode, RingRowsAreTheCtasRows) {
+  for (bool stage1 : {true, false}) {
+    const std::int64_t outputs = stage1 ? 768 : 6144;
+    for (std::int64_t tile : {0, 5}) {
+      std::set<int> ring_rows;
+      for (int r = 0; r < kMxDecRows; ++r) {
+        const int row = moe_decode_ring_row(r, stage1);
+        EXPECT_TRUE(ring_rows.insert(row).second);
+        EXPECT_EQ(moe_decode_ring_box_row(row / 32, tile, stage1, outputs) + row % 32,
+                  moe_decode_weight_row(r, tile, stage1, outputs))
+            << "stage1 " << stage1 << " r " << r;
+      }
+      EXPECT_EQ(ring_rows.size(), static_cast<std::size_t>(kMxDecRows));
+    }
+  }
+  std::set<int> bytes;
+  for (int row = 0; row < kMxDecRows; ++row)
+    for (int h = 0; h < 2; ++h)
+      for (int j = 0; j < 4; ++j)
+        for (int q = 0; q < 4; ++q) {
+          const int at = moe_decode_ring_word(row, h, j, q), line_byte = 64 * h + 16 * j + 4 * q;
+          EXPECT_EQ(at, row * 128 + ((line_byte / 16) ^ (row % 8)) * 16 + line_byte % 16);
+          EXPECT_TRUE(bytes.insert(at).second);
+        }
+  EXPECT_TRUE(moe_decode_ring_fits(6144));
+  EXPECT_TRUE(moe_decode_ring_fits(768));
+  EXPECT_FALSE(moe_decode_ring_fits(384));
+  EXPECT_LE(kMxDecSmemBytes, 48 * 1024);
+}
+
 TEST(MoeGemmDecode, ShapesItTakes) {
   EXPECT_TRUE(moe_decode_shape_fits(6144, 768, true));    // m31 stage 1: K = 6144, I = 768
   EXPECT_TRUE(moe_decode_shape_fits(768, 6144, false));   // m31 stage 2

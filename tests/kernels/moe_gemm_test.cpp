@@ -826,10 +826,12 @@ TEST(MoeGemmGpu, WgmmaEngineEqualsTheEmulationAsClaimed) {
 
 // The wgmma decode engine (sm_90a; moe_gemm_decode.hip), the default below the prefill engine's
 // threshold at shapes it tiles: every variant equals its emulation as it claims and bitwise on a
-// rerun, at passes of every width (sort blocks with 1-8, 9-16, 17-24 and 25-32 live rows; blocks of
-// 64 and 128 rows in passes of 32), experts with every pair and with none, `edge` inputs (the
-// canonical promotion) and `normal` ones (mostly the one-operation form), both activations. The same
-// points again with FUSEBENCH_MOE_DECODE_ENGINE=warp: the mma.sync kernels, the same bits.
+// rerun, at passes of both widths (sort blocks with 1-8 and 9-16 live rows; blocks of 32, 64 and
+// 128 rows in passes of 16), experts with every pair and with none, `edge` inputs (the canonical
+// promotion) and `normal` ones (mostly the one-operation form), both activations; in each form of
+// its weight loads (registers, the L2::256B hint, the TMA ring where K allows it, refilled and
+// continued across passes). The same points again with FUSEBENCH_MOE_DECODE_ENGINE=warp: the
+// mma.sync kernels, the same bits.
 TEST(MoeGemmGpu, DecodeEngineEqualsTheEmulationAsClaimed) {
   FB_SKIP_WITHOUT_GPU();
 #if !FUSEBENCH_HAS_GPU
@@ -844,8 +846,8 @@ TEST(MoeGemmGpu, DecodeEngineEqualsTheEmulationAsClaimed) {
         Shape s;
         s.T = T;
         s.E = 8;
-        s.K = T == 40 ? 384 : 256;
-        s.I = T == 300 ? 256 : 128;
+        s.K = T == 40 ? 384 : (T == 1 ? 2048 : 256);  // 3 stages (no ring), 16 (the ring refilled), 2
+        s.I = T == 300 ? 1280 : (T == 1 ? 256 : 128);  // 10 stages (the ring refilled), 2, 1 (no ring)
         s.dist = dist;
         s.activation = T == 40 ? "silu" : "swiglu_oai";
         points.emplace_back(name, s);
@@ -854,8 +856,8 @@ TEST(MoeGemmGpu, DecodeEngineEqualsTheEmulationAsClaimed) {
     for (std::int64_t B : {16, 32, 64, 128}) {
       Shape s;
       s.T = 96;
-      s.K = 256;
-      s.I = 128;
+      s.K = 1280;  // passes of 16 rows continue the ring's fills
+      s.I = 256;
       s.routing = routing;
       s.B = B;
       points.emplace_back("moe_gemm/stage1", s);
@@ -867,6 +869,11 @@ TEST(MoeGemmGpu, DecodeEngineEqualsTheEmulationAsClaimed) {
     EXPECT_EQ(inst->launch_config(0, Backend::gpu), "wgmma decode") << name << " T=" << s.T;  // exact, or chain
   }
   expect_gpu_equals_emulation(points, "moe_gemm decode", stream);
+  for (const char* form : {"FUSEBENCH_MOE_DECODE_RING", "FUSEBENCH_MOE_DECODE_L2_256B"}) {  // its other forms
+    setenv(form, "1", 1);
+    expect_gpu_equals_emulation(points, form, stream);
+    unsetenv(form);
+  }
   setenv("FUSEBENCH_MOE_DECODE_ENGINE", "warp", 1);
   expect_gpu_equals_emulation(points, "moe_gemm warp kernels", stream);
   unsetenv("FUSEBENCH_MOE_DECODE_ENGINE");
