@@ -449,6 +449,11 @@ bool moe_decode_takes(const MoeGemmParams& p, bool stage1) {
   return fits && p.max_blocks() <= 65535 && moe_wgmma_unavailable().empty();
 }
 
+std::string moe_decode_form(const MoeGemmParams& p, bool stage1) {
+  if (decode_ring_wanted() && moe_decode_ring_fits(stage1 ? p.hidden : p.inter)) return "wgmma decode, weight ring";
+  return decode_l2_256b() ? "wgmma decode, L2 256B loads" : "wgmma decode";
+}
+
 void moe_stage1_decode_launch(const MoeGemmParams& p, const MoeStage1Buffers& b, void* stream) {
   const MxDecArgs a{b.sorted_token_ids, nullptr, b.sorted_expert_ids, b.num_valid_ids, b.xq, b.x_scales, b.w13,
                     b.w13_scales,       b.a1,    nullptr,             p.tokens,        p.topk, p.block, p.hidden,

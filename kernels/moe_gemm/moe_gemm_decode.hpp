@@ -3,6 +3,8 @@
 // engine's threshold. GPU builds only.
 #pragma once
 
+#include <string>
+
 #include "kernels/moe_gemm/moe_gemm.hpp"
 
 namespace fb {
@@ -12,6 +14,9 @@ namespace fb {
 // sm_90a code and FUSEBENCH_MOE_DECODE_ENGINE unset or `wgmma` (`warp`: the mma.sync kernels, for
 // timing both in one build). Elsewhere the mma.sync kernels run (the same bits).
 bool moe_decode_takes(const MoeGemmParams& p, bool stage1);
+// The form its launch takes, for the report's launch_configs: "wgmma decode", with ", weight ring"
+// (FUSEBENCH_MOE_DECODE_RING=1 where K allows it) or ", L2 256B loads" (FUSEBENCH_MOE_DECODE_L2_256B=1).
+std::string moe_decode_form(const MoeGemmParams& p, bool stage1);
 
 void moe_stage1_decode_launch(const MoeGemmParams& p, const MoeStage1Buffers& b, void* stream);
 // Stage 2's GEMM only (Y = w_p * y); the reduction launch follows as for the other engines.
