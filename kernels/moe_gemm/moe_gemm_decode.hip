@@ -372,12 +372,11 @@ __global__ __launch_bounds__(kMxDecThreads, 4) void moe_decode_kernel(MxDecArgs 
 #endif
 }
 
-// FUSEBENCH_MOE_DECODE_ENGINE: wgmma (the default where it runs) or warp (the mma.sync kernels), so
-// one build times both.
-bool decode_engine_wanted() {
+// FUSEBENCH_MOE_DECODE_ENGINE: wgmma (the decode engine wherever it fits), warp (never: the mma.sync
+// kernels), unset: moe_decode_by_default's rule. So one build times every form.
+std::string decode_engine_choice() {
   const char* variable = "FUSEBENCH_MOE_DECODE_ENGINE";
-  const std::string v = knob_choice(variable, std::getenv(variable), "wgmma", "warp");
-  return v.empty() || v == "wgmma";
+  return knob_choice(variable, std::getenv(variable), "wgmma", "warp");
 }
 
 // FUSEBENCH_MOE_DECODE_PREFETCH: the L2 prefetch's distance in stages (0: none; default 8).
@@ -397,11 +396,11 @@ bool decode_l2_256b() {
   return knob_choice(variable, std::getenv(variable), "0", "1") == "1";
 }
 
-// FUSEBENCH_MOE_DECODE_RING: 1 streams the weights through the TMA ring where it fits, 0 (default)
-// loads them into registers.
+// FUSEBENCH_MOE_DECODE_RING: 1 (the default) streams the weights through the TMA ring where it fits,
+// 0 loads them into registers two stages ahead.
 bool decode_ring_wanted() {
   const char* variable = "FUSEBENCH_MOE_DECODE_RING";
-  return knob_choice(variable, std::getenv(variable), "0", "1") == "1";
+  return knob_choice(variable, std::getenv(variable), "0", "1") != "0";
 }
 
 template <bool kStage1, bool kOai, int kLoad>
@@ -444,14 +443,16 @@ void launch(const MoeGemmParams& p, MxDecArgs a, void* stream) {
 }  // namespace
 
 bool moe_decode_takes(const MoeGemmParams& p, bool stage1) {
-  if (p.engine == MoeGemmEngine::plain || moe_wgmma_takes(p, stage1) || !decode_engine_wanted()) return false;
+  if (p.engine == MoeGemmEngine::plain || moe_wgmma_takes(p, stage1)) return false;
+  const std::string choice = decode_engine_choice();
+  if (choice == "warp" || (choice.empty() && !moe_decode_by_default(p, stage1))) return false;
   const bool fits = stage1 ? moe_decode_shape_fits(p.hidden, p.inter, true) : moe_decode_shape_fits(p.inter, p.hidden, false);
   return fits && p.max_blocks() <= 65535 && moe_wgmma_unavailable().empty();
 }
 
 std::string moe_decode_form(const MoeGemmParams& p, bool stage1) {
   if (decode_ring_wanted() && moe_decode_ring_fits(stage1 ? p.hidden : p.inter)) return "wgmma decode, weight ring";
-  return decode_l2_256b() ? "wgmma decode, L2 256B loads" : "wgmma decode";
+  return decode_l2_256b() ? "wgmma decode, L2 256B loads" : "wgmma decode, registers";
 }
 
 void moe_stage1_decode_launch(const MoeGemmParams& p, const MoeStage1Buffers& b, void* stream) {

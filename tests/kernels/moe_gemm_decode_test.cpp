@@ -17,6 +17,7 @@
 #include <set>
 #include <vector>
 
+#include "kernels/moe_gemm/moe_gemm_decode.hpp"
 #include "kernels/moe_gemm/moe_gemm_decode_plan.hpp"
 #include "kernels/moe_gemm/moe_gemm_fragments.hpp"
 #include "reference/codecs/fp8.hpp"
@@ -162,6 +163,24 @@ TEST(MoeGemmDecode, RingRowsAreTheCtasRows) {
   EXPECT_TRUE(moe_decode_ring_fits(768));
   EXPECT_FALSE(moe_decode_ring_fits(384));
   EXPECT_LE(kMxDecSmemBytes, 48 * 1024);
+}
+
+// The measured rule: stage 1 from 64 routed pairs (T = 16 at k = 4) on; stage 2 never by default.
+TEST(MoeGemmDecode, DefaultRuleIsStage1FromItsThreshold) {
+  MoeGemmParams p;
+  p.topk = 4;
+  p.experts = 128;
+  p.hidden = 6144;
+  p.inter = 768;
+  for (std::int64_t T : {1, 3, 15, 16, 24, 96, 192, 2048}) {
+    p.tokens = T;
+    EXPECT_EQ(moe_decode_by_default(p, true), 4 * T >= kMoeDecodeMinPairs) << T;
+    EXPECT_FALSE(moe_decode_by_default(p, false)) << T;
+  }
+  p.tokens = 3;
+  EXPECT_FALSE(moe_decode_by_default(p, true));  // the mma.sync kernels were faster there (run 78b)
+  p.tokens = 24;
+  EXPECT_TRUE(moe_decode_by_default(p, true));
 }
 
 TEST(MoeGemmDecode, ShapesItTakes) {

@@ -811,7 +811,8 @@ TEST(MoeGemmGpu, WgmmaEngineEqualsTheEmulationAsClaimed) {
     setenv("FUSEBENCH_MOE_WGMMA_MIN_PAIRS", "1000000000", 1);
     const KernelCase& kc = moe_case("moe_gemm/stage2");
     const auto inst = kc.make(point(kc, points.front().second));
-    EXPECT_EQ(inst->launch_config(kc.variant_id("exact"), Backend::gpu), "wgmma decode");
+    setenv("FUSEBENCH_MOE_DECODE_ENGINE", "wgmma", 1);
+    EXPECT_EQ(inst->launch_config(kc.variant_id("exact"), Backend::gpu), "wgmma decode, registers");  // I = 128
     setenv("FUSEBENCH_MOE_DECODE_ENGINE", "warp", 1);
     EXPECT_EQ(inst->launch_config(kc.variant_id("exact"), Backend::gpu), "warp kernels");
     EXPECT_EQ(inst->launch_config(kc.variant_id("exact"), Backend::cpu), "");
@@ -824,8 +825,8 @@ TEST(MoeGemmGpu, WgmmaEngineEqualsTheEmulationAsClaimed) {
 #endif
 }
 
-// The wgmma decode engine (sm_90a; moe_gemm_decode.hip), the default below the prefill engine's
-// threshold at shapes it tiles: every variant equals its emulation as it claims and bitwise on a
+// The wgmma decode engine (sm_90a; moe_gemm_decode.hip), forced (FUSEBENCH_MOE_DECODE_ENGINE=wgmma)
+// at shapes it tiles below the prefill engine's threshold: every variant equals its emulation as it claims and bitwise on a
 // rerun, at passes of both widths (sort blocks with 1-8 and 9-16 live rows; blocks of 32, 64 and
 // 128 rows in passes of 16), experts with every pair and with none, `edge` inputs (the canonical
 // promotion) and `normal` ones (mostly the one-operation form), both activations; in each form of
@@ -863,17 +864,22 @@ TEST(MoeGemmGpu, DecodeEngineEqualsTheEmulationAsClaimed) {
       points.emplace_back("moe_gemm/stage1", s);
       points.emplace_back("moe_gemm/stage2", s);
     }
+  setenv("FUSEBENCH_MOE_DECODE_ENGINE", "wgmma", 1);  // wherever it fits, not only where the rule picks it
   for (const auto& [name, s] : points) {  // the engine each point takes, as the report names it
     const KernelCase& kc = moe_case(name);
     const auto inst = kc.make(point(kc, s));
-    EXPECT_EQ(inst->launch_config(0, Backend::gpu), "wgmma decode") << name << " T=" << s.T;  // exact, or chain
+    const std::int64_t inner = std::string(name) == "moe_gemm/stage1" ? s.K : s.I;
+    EXPECT_EQ(inst->launch_config(0, Backend::gpu),  // exact, or chain
+              inner % 256 == 0 ? "wgmma decode, weight ring" : "wgmma decode, registers")
+        << name << " T=" << s.T;
   }
   expect_gpu_equals_emulation(points, "moe_gemm decode", stream);
-  for (const char* form : {"FUSEBENCH_MOE_DECODE_RING", "FUSEBENCH_MOE_DECODE_L2_256B"}) {  // its other forms
-    setenv(form, "1", 1);
-    expect_gpu_equals_emulation(points, form, stream);
-    unsetenv(form);
-  }
+  setenv("FUSEBENCH_MOE_DECODE_RING", "0", 1);  // its other weight loads: registers, with the L2 hint
+  expect_gpu_equals_emulation(points, "moe_gemm decode registers", stream);
+  setenv("FUSEBENCH_MOE_DECODE_L2_256B", "1", 1);
+  expect_gpu_equals_emulation(points, "moe_gemm decode registers L2 256B", stream);
+  unsetenv("FUSEBENCH_MOE_DECODE_L2_256B");
+  unsetenv("FUSEBENCH_MOE_DECODE_RING");
   setenv("FUSEBENCH_MOE_DECODE_ENGINE", "warp", 1);
   expect_gpu_equals_emulation(points, "moe_gemm warp kernels", stream);
   unsetenv("FUSEBENCH_MOE_DECODE_ENGINE");
