@@ -2,9 +2,10 @@
 // SwiGLU) and stage 2's GEMM, a CTA per (64 weight rows, sort block). Design and maps:
 // moe_gemm_decode_plan.hpp.
 //
-// A CTA is one warpgroup. Each thread loads its two weight rows' fragment words (one 32-bit word a
-// row and 32-K block, a stage of 4 blocks ahead in registers) and converts them with bit operations
-// into wgmma's A registers; the sort block's live tokens (up to 16 a pass) are converted by all 128
+// A CTA is one warpgroup. Each thread reads its two weight rows' fragment words (one 32-bit word a
+// row and 32-K block) from a TMA ring in shared memory (the default: 4 slots of two stages, filled
+// by one thread) or loads them two stages ahead into registers, and converts them with bit
+// operations into wgmma's A registers; the sort block's live tokens (up to 16 a pass) are converted by all 128
 // threads, a stage ahead, into a small swizzled tile that is wgmma's B. Per stage: four
 // m64nNk32 e4m3 MMAs from a zero accumulator (N = the live rows rounded up to 8), the next stage's
 // tokens converted while they run, then each block's sums promoted in K order on the CUDA cores: one
@@ -73,22 +74,6 @@ __device__ inline void wgmma_rs_e4m3<16>(float* d, const std::uint32_t* a, std::
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(0));
 }
-template <>
-__device__ inline void wgmma_rs_e4m3<24>(float* d, const std::uint32_t* a, std::uint64_t desc_b) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %17, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n24k32.f32.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11}, {%12, %13, %14, %15}, %16, p, 1, 1;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(0));
-}
-template <>
-__device__ inline void wgmma_rs_e4m3<32>(float* d, const std::uint32_t* a, std::uint64_t desc_b) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, p, 1, 1;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(0));
-}
 
 __device__ inline std::uint32_t load_word(const std::uint8_t* p) { return __ldg(reinterpret_cast<const unsigned int*>(p)); }
 // A weight word; k256: asking L2 to fetch the 256 bytes around it (four stages of the row).
@@ -111,7 +96,7 @@ __device__ inline bool fast_scales(std::uint32_t w) {
   return ok;
 }
 
-// One pass: up to 32 sorted rows (`rows` live ones, the first at sorted position `first`, their
+// One pass: up to 16 sorted rows (`rows` live ones, the first at sorted position `first`, their
 // entries in shared memory) against the CTA's 64 weight rows, the whole K; kN = rows rounded up to 8.
 template <bool kStage1, bool kOai, int kLoad, int kN>
 __device__ void moe_decode_pass(const MxDecArgs& a, const WgmmaTensorMap& wmap, const std::int32_t* entries, int rows,
