@@ -17,7 +17,6 @@
 // 2^(u-14), exact in the fp8 matrix unit (MoeGemmGpu.MatrixUnitBlockSumsAreExact), promoted in the
 // canonical order or its one-operation equal, so the outputs are the emulation's bits; no atomics,
 // no split K: deterministic.
-#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -390,13 +389,7 @@ bool decode_ring_wanted() {
 
 template <bool kStage1, bool kOai, int kLoad>
 void launch_form(const MxDecArgs& a, const WgmmaTensorMap& wmap, dim3 grid, hipStream_t s) {
-  static const bool once = [] {
-    gpu_check(hipFuncSetAttribute(reinterpret_cast<const void*>(moe_decode_kernel<kStage1, kOai, kLoad>),
-                                  hipFuncAttributeMaxDynamicSharedMemorySize, kMxDecSmemBytes),
-              "hipFuncSetAttribute(moe decode shared memory)");
-    return true;
-  }();
-  (void)once;
+  static_assert(kMxDecSmemBytes <= 48 * 1024, "within the default dynamic shared memory: no opt-in attribute");
   moe_decode_kernel<kStage1, kOai, kLoad><<<grid, kMxDecThreads, kMxDecSmemBytes, s>>>(a, wmap);
 }
 
