@@ -28,8 +28,8 @@ namespace fb {
 // integers):
 //   plain  CUDA cores / SIMD lanes: one thread per output column, integer block sums
 //   exact  the matrix units: e4m3 mma.sync m16n8k32 on NVIDIA sm_89 and later (an e2m1 code is
-//          the e4m3 byte of its value times 2^-6), the plain arithmetic elsewhere (AMD until an
-//          MFMA path lands)
+//          the e4m3 byte of its value times 2^-6; wgmma engines on sm_90a), integer MFMA on AMD
+//          where FUSEBENCH_MOE_MFMA=1 (moe_gemm_mfma.hpp), the plain arithmetic elsewhere
 //   fast   not bitwise: each row rescaled by its largest block scale, 128-K partials summed in the
 //          matrix unit (moe_gemm_fast.hpp). It differs from exact where the wgmma prefill engine
 //          runs (moe_gemm_wgmma.hpp); elsewhere (decode sizes, where the GEMMs stream weights and

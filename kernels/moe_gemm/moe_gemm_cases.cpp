@@ -22,6 +22,7 @@
 #include "kernels/moe_gemm/moe_gemm.hpp"
 #include "kernels/moe_gemm/moe_gemm_inputs.hpp"
 #include "kernels/moe_gemm/moe_gemm_decode.hpp"
+#include "kernels/moe_gemm/moe_gemm_mfma.hpp"
 #include "kernels/moe_gemm/moe_gemm_wgmma.hpp"
 #include "kernels/moe_gemm/moe_gemm_wgmma_plan.hpp"
 #include "reference/moe_gemm_ref.hpp"
@@ -158,12 +159,14 @@ class MoeGemmInstance final : public CaseInstance {
   // engine, below the prefill engine's threshold: moe_decode_takes, moe_decode_form); where the shape lets the prefill engine tile it,
   // "wgmma" with its prologues ("tokens staged", "weights staged": FUSEBENCH_MOE_TOKEN_STAGE,
   // FUSEBENCH_MOE_WEIGHT_STAGE or the default rule), or "warp kernels" (the mma.sync kernels) below
-  // the threshold of routed pairs (FUSEBENCH_MOE_WGMMA_MIN_PAIRS) or on a device without sm_90a.
+  // the threshold of routed pairs (FUSEBENCH_MOE_WGMMA_MIN_PAIRS) or on a device without sm_90a;
+  // "mfma" on AMD where FUSEBENCH_MOE_MFMA=1 runs the integer-MFMA engine (moe_gemm_mfma.hpp).
   std::string launch_config(VariantId v, Backend backend) const override {
 #if FUSEBENCH_HAS_GPU
     if (backend != Backend::gpu) return {};
     const MoeGemmParams p = params(v);
     if (moe_decode_takes(p, stage1())) return moe_decode_form(p, stage1());
+    if (moe_mfma_takes(p, stage1())) return "mfma";
     if (!stages_tokens(v)) return {};
     if (!moe_wgmma_takes(p, stage1())) return "warp kernels";
     std::string form = "wgmma";

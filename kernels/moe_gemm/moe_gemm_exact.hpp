@@ -27,8 +27,8 @@
 // simulates the MMA on these fragments; MoeGemmGpu.MatrixUnitBlockSumsAreExact runs it.)
 // The kernels put 16 weight rows (16 output columns) in A and 8 sorted rows (tokens) in B, so a
 // decode sort block of a few tokens wastes at most 8 - n columns of an MMA, not 16 - n rows.
-// Elsewhere (AMD until an MFMA path lands, older NVIDIA) each lane computes its sums with the
-// scalar integer loop: the same values.
+// Elsewhere (AMD, older NVIDIA) each lane computes its sums with the scalar integer loop: the same
+// values. (AMD's matrix-unit form is its own engine, moe_gemm_mfma_wave.hpp: waves of 64 lanes.)
 #pragma once
 
 #include <cstdint>

@@ -22,6 +22,8 @@
 #include "kernels/moe_gemm/moe_gemm_exact.hpp"
 #include "kernels/moe_gemm/moe_gemm_fragments.hpp"
 #include "kernels/moe_gemm/moe_gemm_math.hpp"
+#include "kernels/moe_gemm/moe_gemm_mfma.hpp"
+#include "kernels/moe_gemm/moe_gemm_mfma_wave.hpp"
 #include "kernels/moe_gemm/moe_gemm_wgmma.hpp"
 #include "kernels/moe_gemm/moe_gemm_wgmma_plan.hpp"
 #include "reference/codecs/e2m1.hpp"
@@ -307,6 +309,35 @@ TEST(MoeGemmEmulation, Stage2AndFoldWithinTheirFp64Bounds) {
       }
 }
 
+// The buffers of a stage-1 or stage-2 (shared_fold: with the shared output) launch over a made
+// point's inputs, in the cases' input order.
+MoeStage1Buffers stage1_buffers(const std::vector<void*>& in, std::uint16_t* a1) {
+  return {static_cast<const std::int32_t*>(in[0]), static_cast<const std::int32_t*>(in[1]),
+          static_cast<const std::int32_t*>(in[2]), static_cast<const std::uint8_t*>(in[3]),
+          static_cast<const std::uint8_t*>(in[4]), static_cast<const std::uint8_t*>(in[5]),
+          static_cast<const std::uint8_t*>(in[6]), a1};
+}
+MoeStage2Buffers stage2_buffers(const std::vector<void*>& in, float* y, std::uint16_t* out) {
+  MoeStage2Buffers b;
+  b.sorted_token_ids = static_cast<const std::int32_t*>(in[0]);
+  b.sorted_weights = static_cast<const float*>(in[1]);
+  b.sorted_expert_ids = static_cast<const std::int32_t*>(in[2]);
+  b.num_valid_ids = static_cast<const std::int32_t*>(in[3]);
+  b.a2q = static_cast<const std::uint8_t*>(in[4]);
+  b.a2_scales = static_cast<const std::uint8_t*>(in[5]);
+  b.w2 = static_cast<const std::uint8_t*>(in[6]);
+  b.w2_scales = static_cast<const std::uint8_t*>(in[7]);
+  b.shared = in.size() > 8 ? static_cast<const std::uint16_t*>(in[8]) : nullptr;
+  b.y = y;
+  b.out = out;
+  return b;
+}
+std::vector<void*> input_pointers(Made& m) {
+  std::vector<void*> v;
+  for (HostTensor& t : m.in) v.push_back(t.bytes.data());
+  return v;
+}
+
 // Both engines and both stage-2 variants have one emulation each; exact and plain agree.
 TEST(MoeGemmEmulation, ExactAndPlainAreTheSameArithmetic) {
   for (const char* name : {"moe_gemm/stage1", "moe_gemm/stage2"}) {
@@ -315,72 +346,151 @@ TEST(MoeGemmEmulation, ExactAndPlainAreTheSameArithmetic) {
   }
 }
 
+// The points of the grid simulations below: T = 40 and 3, every routing, B 16 to 128 with I and K
+// that give 1, 2 or 4 warps (or waves) a CTA, both activations, edge inputs at B = 128.
+std::vector<std::pair<const char*, Shape>> indexing_points() {
+  std::vector<std::pair<const char*, Shape>> points;
+  for (std::int64_t T : {40, 3})
+    for (const char* routing : {"uniform", "one_expert", "empty_experts"})
+      for (std::int64_t B : {16, 32, 64, 128})
+        for (const char* name : {"moe_gemm/stage1", "moe_gemm/stage2", "moe_gemm/shared_fold"}) {
+          Shape s;
+          s.T = T;
+          s.B = B;
+          s.routing = routing;
+          s.I = B == 64 ? 128 : (B == 128 ? 256 : 96);
+          s.K = B == 32 ? 256 : (B == 64 ? 640 : 288);
+          s.activation = B == 16 ? "silu" : "swiglu_oai";
+          s.dist = B == 128 ? "edge" : "normal";
+          points.emplace_back(name, s);
+        }
+  return points;
+}
+
 // The exact kernels' grid, warp and lane indexing run on the CPU (scalar block sums in place of the
 // MMA) equals the emulation bitwise: B 16 to 128, I and K with 1, 2 or 4 warps per CTA, every routing,
 // both activations, F6 both ways, edge inputs.
 TEST(MoeGemmEmulation, ExactKernelIndexingMatchesTheEmulation) {
-  const auto pointers_of = [](Made& m) {
-    std::vector<void*> v;
-    for (HostTensor& t : m.in) v.push_back(t.bytes.data());
-    return v;
-  };
   // K/32 and I/32 of 9 and 3 take the one-block stages (unpacked scale bytes), 8, 20, 4 and 8 the
   // packed stages of 4, 2 and 1 blocks (several trips, and an odd count); T = 3 gives sort blocks of
   // one token (the stage with the odd columns skipped), T = 40 blocks of one and two groups.
-  for (std::int64_t T : {40, 3})
-  for (const char* routing : {"uniform", "one_expert", "empty_experts"})
-    for (std::int64_t B : {16, 32, 64, 128})
-      for (const char* name : {"moe_gemm/stage1", "moe_gemm/stage2", "moe_gemm/shared_fold"}) {
-        Shape s;
-        s.T = T;
-        s.B = B;
-        s.routing = routing;
-        s.I = B == 64 ? 128 : (B == 128 ? 256 : 96);
-        s.K = B == 32 ? 256 : (B == 64 ? 640 : 288);
-        s.activation = B == 16 ? "silu" : "swiglu_oai";
-        s.dist = B == 128 ? "edge" : "normal";
-        Made m = make(name, s);
-        const std::vector<void*> in = pointers_of(m);
-        for (VariantId v = 0; v < moe_case(name).variants.size(); ++v) {
-          if (moe_case(name).variants[v].name == "fast") continue;  // its own arithmetic: MoeGemmFast tests
-          const HostTensors want = emulate(m, v);
-          HostTensors got = allocate_host(m.inst->outputs());
-          MoeGemmParams p;
-          p.tokens = s.T, p.topk = s.k, p.experts = s.E, p.block = B, p.hidden = s.K, p.inter = s.I;
-          p.oai = s.activation == "swiglu_oai";
-          if (std::string(name) == "moe_gemm/stage1") {
-            // Both warp mappings (wide: 16 columns in a gate and an up tile; narrow: 8 in a mixed tile).
-            for (bool narrow : {true, false}) {
-              std::fill(got[0].bytes.begin(), got[0].bytes.end(), std::uint8_t{0x5A});  // poisoned
-              moe_stage1_exact_simulate(p, {static_cast<const std::int32_t*>(in[0]), static_cast<const std::int32_t*>(in[1]),
-                                            static_cast<const std::int32_t*>(in[2]), static_cast<const std::uint8_t*>(in[3]),
-                                            static_cast<const std::uint8_t*>(in[4]), static_cast<const std::uint8_t*>(in[5]),
-                                            static_cast<const std::uint8_t*>(in[6]), got[0].data<std::uint16_t>()},
-                                        narrow);
-              if (narrow) {
-                EXPECT_EQ(got[0].bytes, want[0].bytes) << name << " narrow " << routing << " T=" << T << " B=" << B;
-              }
-            }
-          } else {
-            if (std::string(name) == "moe_gemm/shared_fold") p.shared = v == 0 ? MoeSharedMode::fold : MoeSharedMode::chain;
-            std::vector<float> y(static_cast<std::size_t>(s.T * s.k * s.K), std::numeric_limits<float>::quiet_NaN());
-            MoeStage2Buffers b;
-            b.sorted_token_ids = static_cast<const std::int32_t*>(in[0]);
-            b.sorted_weights = static_cast<const float*>(in[1]);
-            b.sorted_expert_ids = static_cast<const std::int32_t*>(in[2]);
-            b.num_valid_ids = static_cast<const std::int32_t*>(in[3]);
-            b.a2q = static_cast<const std::uint8_t*>(in[4]);
-            b.a2_scales = static_cast<const std::uint8_t*>(in[5]);
-            b.w2 = static_cast<const std::uint8_t*>(in[6]);
-            b.w2_scales = static_cast<const std::uint8_t*>(in[7]);
-            b.shared = in.size() > 8 ? static_cast<const std::uint16_t*>(in[8]) : nullptr;
-            b.y = y.data();
-            b.out = got[0].data<std::uint16_t>();
-            moe_stage2_exact_simulate(p, b);
+  for (const auto& [name, s] : indexing_points()) {
+    const std::int64_t T = s.T, B = s.B;
+    const std::string& routing = s.routing;
+    Made m = make(name, s);
+    const std::vector<void*> in = input_pointers(m);
+    for (VariantId v = 0; v < moe_case(name).variants.size(); ++v) {
+      if (moe_case(name).variants[v].name == "fast") continue;  // its own arithmetic: MoeGemmFast tests
+      const HostTensors want = emulate(m, v);
+      HostTensors got = allocate_host(m.inst->outputs());
+      MoeGemmParams p;
+      p.tokens = s.T, p.topk = s.k, p.experts = s.E, p.block = B, p.hidden = s.K, p.inter = s.I;
+      p.oai = s.activation == "swiglu_oai";
+      if (std::string(name) == "moe_gemm/stage1") {
+        // Both warp mappings (wide: 16 columns in a gate and an up tile; narrow: 8 in a mixed tile).
+        for (bool narrow : {true, false}) {
+          std::fill(got[0].bytes.begin(), got[0].bytes.end(), std::uint8_t{0x5A});  // poisoned
+          moe_stage1_exact_simulate(p, stage1_buffers(in, got[0].data<std::uint16_t>()), narrow);
+          if (narrow) {
+            EXPECT_EQ(got[0].bytes, want[0].bytes) << name << " narrow " << routing << " T=" << T << " B=" << B;
           }
-          EXPECT_EQ(got[0].bytes, want[0].bytes) << name << " " << routing << " T=" << T << " B=" << B << " variant " << v;
+        }
+      } else {
+        if (std::string(name) == "moe_gemm/shared_fold") p.shared = v == 0 ? MoeSharedMode::fold : MoeSharedMode::chain;
+        std::vector<float> y(static_cast<std::size_t>(s.T * s.k * s.K), std::numeric_limits<float>::quiet_NaN());
+        moe_stage2_exact_simulate(p, stage2_buffers(in, y.data(), got[0].data<std::uint16_t>()));
+      }
+      EXPECT_EQ(got[0].bytes, want[0].bytes) << name << " " << routing << " T=" << T << " B=" << B << " variant " << v;
+    }
+  }
+}
+
+// The AMD engine's int8 operands: byte e of e2m1x8_to_i8x8(w) is 2 * the value of code e of w
+// (the e2m1 codec's decode, an independent oracle), for every code in every position.
+TEST(MoeGemmMfma, Int8OperandsAreTwiceTheCodesValues) {
+  for (int e = 0; e < 8; ++e)
+    for (std::uint32_t code = 0; code < 16; ++code)
+      for (std::uint32_t rest : {0x00000000u, 0xFFFFFFFFu, 0x9E3779B9u}) {
+        const std::uint32_t w = (rest & ~(0xFu << (4 * e))) | (code << (4 * e));
+        const std::uint64_t ops = e2m1x8_to_i8x8(w);
+        for (int f = 0; f < 8; ++f) {
+          const auto h = static_cast<std::int8_t>(ops >> (8 * f));
+          EXPECT_EQ(static_cast<double>(h), 2.0 * e2m1_to_float(static_cast<std::uint8_t>((w >> (4 * f)) & 0xFu)))
+              << "word " << std::hex << w << " byte " << f;
         }
       }
+}
+
+// Both forms of the integer MFMA (one K=32 instruction, two K=16), simulated from the layout on the
+// operands the wave hands each lane (word l / 16 of its row's block, as int8), give every lane's
+// four results the block sums S_q of their (weight row, sorted row): random blocks and the extreme
+// ones (all +-6: |S_q| = 4608, alternating signs: cancellation to 0, zeros, halves).
+TEST(MoeGemmMfma, BothInstructionFormsGiveTheBlockSumsOfTheirRows) {
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> byte(0, 255);
+  const auto fill = [&](std::array<std::array<std::uint8_t, 16>, kMfmaTile>& rows, int kind) {
+    for (std::size_t r = 0; r < rows.size(); ++r)
+      for (std::size_t i = 0; i < 16; ++i) {
+        const int pick = kind == 0 ? byte(rng) : (kind == 1 ? (r % 2 ? 0xFF : 0x77) : (kind == 2 ? 0xF7 : (r % 3 ? 0x11 : 0x99)));
+        rows[r][i] = static_cast<std::uint8_t>(pick);
+      }
+  };
+  for (int kind_w = 0; kind_w < 4; ++kind_w)
+    for (int kind_x = 0; kind_x < 4; ++kind_x) {
+      std::array<std::array<std::uint8_t, 16>, kMfmaTile> w{}, x{};  // one 32-code block per row
+      fill(w, kind_w);
+      fill(x, kind_x);
+      std::uint64_t a[kMfmaWaveLanes], b[kMfmaWaveLanes];
+      for (int l = 0; l < kMfmaWaveLanes; ++l) {
+        const auto row = static_cast<std::size_t>(mfma_operand_row(l));
+        a[l] = e2m1x8_to_i8x8(load_u32(w[row].data() + 4 * mfma_operand_group(l)));
+        b[l] = e2m1x8_to_i8x8(load_u32(x[row].data() + 4 * mfma_operand_group(l)));
+      }
+      std::int32_t d32[kMfmaWaveLanes][4], d16[kMfmaWaveLanes][4];
+      MoeMfmaSimulated<true>::block_sums(a, b, 0, d32);
+      MoeMfmaSimulated<false>::block_sums(a, b, 0, d16);
+      for (int l = 0; l < kMfmaWaveLanes; ++l)
+        for (int r = 0; r < 4; ++r) {
+          const auto wr = static_cast<std::size_t>(mfma_result_row(l, r)), xr = static_cast<std::size_t>(mfma_result_col(l));
+          const int want = mx_block_sum_quarters(x[xr].data(), w[wr].data());
+          EXPECT_EQ(d32[l][r], want) << "K=32 lane " << l << " r " << r << " kinds " << kind_w << kind_x;
+          EXPECT_EQ(d16[l][r], want) << "K=16 lane " << l << " r " << r << " kinds " << kind_w << kind_x;
+        }
+      // The wave relies on a lane's B row being its result column's row.
+      for (int l = 0; l < kMfmaWaveLanes; ++l) EXPECT_EQ(mfma_result_col(l), mfma_operand_row(l));
+    }
+}
+
+// The AMD engine's grid, wave and lane indexing (moe_gemm_mfma.hip's kernels through the same FB_HD
+// wave functions, the instruction simulated in both forms) equals the emulation bitwise: B 16 to
+// 128, 1, 2 or 4 waves per CTA (I / 16 = 6, 8, 16; K / 32 = 9, 8, 20, 9), every routing, both
+// activations, F6 both ways, edge inputs, outputs poisoned first.
+TEST(MoeGemmEmulation, MfmaEngineIndexingMatchesTheEmulation) {
+  for (const auto& [name, s] : indexing_points()) {
+    const std::int64_t T = s.T, B = s.B;
+    const std::string& routing = s.routing;
+    Made m = make(name, s);
+    const std::vector<void*> in = input_pointers(m);
+    const bool stage1 = std::string(name) == "moe_gemm/stage1", fold = std::string(name) == "moe_gemm/shared_fold";
+    for (VariantId v = 0; v < (fold ? 2u : 1u); ++v) {  // exact; fold and chain (plain is exact's emulation)
+      const HostTensors want = emulate(m, v);
+      MoeGemmParams p;
+      p.tokens = s.T, p.topk = s.k, p.experts = s.E, p.block = B, p.hidden = s.K, p.inter = s.I;
+      p.oai = s.activation == "swiglu_oai";
+      if (fold) p.shared = v == 0 ? MoeSharedMode::fold : MoeSharedMode::chain;
+      for (bool k32 : {true, false}) {
+        HostTensors got = allocate_host(m.inst->outputs());
+        std::fill(got[0].bytes.begin(), got[0].bytes.end(), std::uint8_t{0x5A});  // poisoned
+        std::vector<float> y(static_cast<std::size_t>(s.T * s.k * s.K), std::numeric_limits<float>::quiet_NaN());
+        if (stage1)
+          moe_stage1_mfma_simulate(p, stage1_buffers(in, got[0].data<std::uint16_t>()), k32);
+        else
+          moe_stage2_mfma_simulate(p, stage2_buffers(in, y.data(), got[0].data<std::uint16_t>()), k32);
+        EXPECT_EQ(got[0].bytes, want[0].bytes)
+            << name << " " << routing << " T=" << T << " B=" << B << " variant " << v << (k32 ? " K=32" : " K=16");
+      }
+    }
+  }
 }
 
 // Stage 1 takes the narrow warps where the wide grid would leave the SMs few warps: at the m31
@@ -688,9 +798,9 @@ void expect_gpu_equals_emulation(const std::vector<std::pair<const char*, Shape>
   }
 }
 
-TEST(MoeGemmGpu, EveryVariantEqualsItsEmulationAsClaimed) {
-  FB_SKIP_WITHOUT_GPU();
-  void* stream = gpu::create_stream();
+// The warp kernels' points (and the MFMA engine's): K/32 = 9, 20, 8 and I/32 = 2, 3, 4, T from 1 to
+// 1030, normal and edge inputs; one_expert and empty_experts at B = 16, 64, 128.
+std::vector<std::pair<const char*, Shape>> warp_kernel_points() {
   std::vector<std::pair<const char*, Shape>> points;
   for (const char* name : {"moe_gemm/stage1", "moe_gemm/stage2", "moe_gemm/shared_fold"})
     for (std::int64_t T : {1, 7, 40, 1030})
@@ -714,8 +824,65 @@ TEST(MoeGemmGpu, EveryVariantEqualsItsEmulationAsClaimed) {
       points.emplace_back("moe_gemm/stage1", s);
       points.emplace_back("moe_gemm/stage2", s);
     }
-  expect_gpu_equals_emulation(points, "moe_gemm gpu", stream);
+  return points;
+}
+
+TEST(MoeGemmGpu, EveryVariantEqualsItsEmulationAsClaimed) {
+  FB_SKIP_WITHOUT_GPU();
+  void* stream = gpu::create_stream();
+  expect_gpu_equals_emulation(warp_kernel_points(), "moe_gemm gpu", stream);
   gpu::destroy_stream(stream);
+}
+
+// FUSEBENCH_MOE_MFMA asks for the AMD integer-MFMA engine: 1 yes, 0 or unset no, anything else an
+// InputError; where the engine cannot run (NVIDIA, an AMD build without MFMA code) asking changes
+// nothing. GPU builds (the knob is the launchers'); no device needed.
+TEST(MoeGemmMfma, KnobAsksForTheEngineAndRefusesOtherValues) {
+#if !FUSEBENCH_HAS_GPU
+  GTEST_SKIP() << "no GPU backend in this build";
+#else
+  struct Restore {
+    ~Restore() { unsetenv("FUSEBENCH_MOE_MFMA"); }
+  } restore;
+  unsetenv("FUSEBENCH_MOE_MFMA");
+  EXPECT_FALSE(moe_mfma_wanted());
+  setenv("FUSEBENCH_MOE_MFMA", "0", 1);
+  EXPECT_FALSE(moe_mfma_wanted());
+  setenv("FUSEBENCH_MOE_MFMA", "yes", 1);
+  EXPECT_THROW(moe_mfma_wanted(), InputError);
+  setenv("FUSEBENCH_MOE_MFMA", "1", 1);
+  EXPECT_TRUE(moe_mfma_wanted());
+  MoeGemmParams p;
+  p.tokens = 7, p.topk = 4, p.experts = 9, p.hidden = 288, p.inter = 96;
+  if (!moe_mfma_unavailable().empty()) {
+    EXPECT_FALSE(moe_mfma_takes(p, true));
+    EXPECT_FALSE(moe_mfma_takes(p, false));
+  }
+  p.engine = MoeGemmEngine::plain;
+  EXPECT_FALSE(moe_mfma_takes(p, true));  // plain is never the matrix units'
+#endif
+}
+
+// The AMD integer-MFMA engine (FUSEBENCH_MOE_MFMA=1) on the warp kernels' points, where a device
+// runs it: every variant equals its emulation as claimed, and bitwise on a rerun. Skipped with the
+// reason elsewhere (NVIDIA; no AMD device has run it yet).
+TEST(MoeGemmGpu, MfmaEngineEqualsTheEmulationAsClaimed) {
+  FB_SKIP_WITHOUT_GPU();
+#if !FUSEBENCH_HAS_GPU
+  GTEST_SKIP() << "no GPU backend in this build";
+#else
+  if (const std::string why = moe_mfma_unavailable(); !why.empty()) GTEST_SKIP() << why;
+  struct ForceMfma {
+    ForceMfma() { setenv("FUSEBENCH_MOE_MFMA", "1", 1); }
+    ~ForceMfma() { unsetenv("FUSEBENCH_MOE_MFMA"); }
+  } force;
+  MoeGemmParams p;
+  p.tokens = 7, p.topk = 4, p.experts = 9, p.hidden = 288, p.inter = 96;
+  ASSERT_TRUE(moe_mfma_takes(p, true) && moe_mfma_takes(p, false));  // the launchers take it
+  void* stream = gpu::create_stream();
+  expect_gpu_equals_emulation(warp_kernel_points(), "moe_gemm mfma", stream);
+  gpu::destroy_stream(stream);
+#endif
 }
 
 // The wgmma prefill engine (sm_90a), forced at small shapes (FUSEBENCH_MOE_WGMMA_MIN_PAIRS=0):
