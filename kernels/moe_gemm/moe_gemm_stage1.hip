@@ -8,8 +8,9 @@
 //          the block sums with one m16n8k32 fp8 MMA per tile, group and 32-K block, promoted on
 //          the CUDA cores in K order; gate and up of an element sit at the same fragment position,
 //          so SwiGLU runs in registers. Code: moe_gemm_exact.hpp (shared with the CPU simulation).
-//          On AMD with integer MFMA the exact engine is moe_gemm_mfma.hip (waves of 64 lanes, the
-//          same bits); elsewhere on AMD these warp kernels with scalar integer block sums.
+//          On AMD, where FUSEBENCH_MOE_MFMA=1 asks for it and the device has integer MFMA, the
+//          exact engine is moe_gemm_mfma.hip (waves of 64 lanes, the same bits); otherwise these
+//          warp kernels with scalar integer block sums.
 //   plain  one thread per output column, each row of the sort block in turn, scalar integer sums.
 // No split-K, no atomics: deterministic. The K loop is software-pipelined in registers (stages of
 // 4 blocks at decode, moe_gemm_exact.hpp); no shared-memory staging yet (README: "Speed").
@@ -87,7 +88,7 @@ void moe_stage1_launch(const MoeGemmParams& p, const MoeStage1Buffers& b, void* 
     moe_stage1_decode_launch(p, b, stream);
     return;
   }
-  if (moe_mfma_takes(p, true)) {  // AMD with integer MFMA: exact's bits (moe_gemm_mfma.hip)
+  if (moe_mfma_takes(p, true)) {  // AMD, FUSEBENCH_MOE_MFMA=1: exact's bits (moe_gemm_mfma.hip)
     moe_stage1_mfma_launch(p, b, stream);
     return;
   }

@@ -97,7 +97,7 @@ void moe_stage2_launch(const MoeGemmParams& p, const MoeStage2Buffers& b, void* 
     moe_stage2_wgmma_gemm_launch(p, b, stream);
   } else if (moe_decode_takes(p, false)) {  // decode on sm_90a: exact's bits (moe_gemm_decode.hip)
     moe_stage2_decode_gemm_launch(p, b, stream);
-  } else if (moe_mfma_takes(p, false)) {  // AMD with integer MFMA: exact's bits (moe_gemm_mfma.hip)
+  } else if (moe_mfma_takes(p, false)) {  // AMD, FUSEBENCH_MOE_MFMA=1: exact's bits (moe_gemm_mfma.hip)
     moe_stage2_mfma_gemm_launch(p, b, stream);
   } else if (p.engine != MoeGemmEngine::plain && moe_exact_fits(p.pairs(), p.inter / 2)) {  // else plain: same bits
     const int warps = moe_exact_warps(p.hidden, 32);  // 32 output columns (two tiles) each
