@@ -92,8 +92,7 @@ void moe_stage2_exact_simulate(const MoeGemmParams& p, const MoeStage2Buffers& b
 // second); lane l receives D[mfma_result_row(l, r)][mfma_result_col(l)].
 template <bool kK32>
 void MoeMfmaSimulated<kK32>::block_sums(const std::uint64_t (&a)[kMfmaWaveLanes], const std::uint64_t (&b)[kMfmaWaveLanes],
-                                        int lane0, std::int32_t (&d)[kMfmaWaveLanes][4]) {
-  (void)lane0;
+                                        std::int32_t (&d)[kMfmaWaveLanes][4]) {
   constexpr int kPer = kK32 ? 8 : 4, kK = 4 * kPer, kInstructions = kK32 ? 1 : 2;
   std::array<std::array<std::int32_t, kMfmaTile>, kMfmaTile> D{};
   for (int inst = 0; inst < kInstructions; ++inst) {

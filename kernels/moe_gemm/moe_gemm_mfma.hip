@@ -41,9 +41,7 @@ constexpr int kMaxBlock = 128;  // B
 
 // The instruction on the device: this lane's operands (kLanes = 1); the hardware gathers the wave's.
 struct MoeMfmaDevice {
-  __device__ static void block_sums(const std::uint64_t (&a)[1], const std::uint64_t (&b)[1], int lane0,
-                                    std::int32_t (&d)[1][4]) {
-    (void)lane0;
+  __device__ static void block_sums(const std::uint64_t (&a)[1], const std::uint64_t (&b)[1], std::int32_t (&d)[1][4]) {
     typedef int int4_v __attribute__((ext_vector_type(4)));
     int4_v c = {0, 0, 0, 0};
 #if FB_MOE_MFMA_FORM == 32

@@ -96,7 +96,7 @@ FB_HD void moe_mfma_chunk(const MxChunk& ch, int chunk, const std::uint8_t* w, c
     }
     std::int32_t d[kTiles][kLanes][4];  // S_q, exactly
 #pragma unroll
-    for (int t = 0; t < kTiles; ++t) Mma::block_sums(a[t], b, lane0, d[t]);
+    for (int t = 0; t < kTiles; ++t) Mma::block_sums(a[t], b, d[t]);
     const std::uint32_t sb = mx_scale_block_part(y);
 #pragma unroll
     for (int i = 0; i < kLanes; ++i) {
@@ -163,10 +163,10 @@ FB_HD void moe_stage2_mfma_wave(const Stage2Args& a, const std::int32_t* entries
 }
 
 // The instruction's two forms, simulated from the layout (CPU tests): block_sums of a whole wave
-// (kLanes = 64, lane0 = 0). kK32: v_mfma_i32_16x16x32_i8; else two v_mfma_i32_16x16x16i8.
+// (kLanes = 64). kK32: v_mfma_i32_16x16x32_i8; else two v_mfma_i32_16x16x16i8.
 template <bool kK32>
 struct MoeMfmaSimulated {
-  static void block_sums(const std::uint64_t (&a)[kMfmaWaveLanes], const std::uint64_t (&b)[kMfmaWaveLanes], int lane0,
+  static void block_sums(const std::uint64_t (&a)[kMfmaWaveLanes], const std::uint64_t (&b)[kMfmaWaveLanes],
                          std::int32_t (&d)[kMfmaWaveLanes][4]);
 };
 

@@ -447,8 +447,8 @@ TEST(MoeGemmMfma, BothInstructionFormsGiveTheBlockSumsOfTheirRows) {
         b[l] = e2m1x8_to_i8x8(load_u32(x[row].data() + 4 * mfma_operand_group(l)));
       }
       std::int32_t d32[kMfmaWaveLanes][4], d16[kMfmaWaveLanes][4];
-      MoeMfmaSimulated<true>::block_sums(a, b, 0, d32);
-      MoeMfmaSimulated<false>::block_sums(a, b, 0, d16);
+      MoeMfmaSimulated<true>::block_sums(a, b, d32);
+      MoeMfmaSimulated<false>::block_sums(a, b, d16);
       for (int l = 0; l < kMfmaWaveLanes; ++l)
         for (int r = 0; r < 4; ++r) {
           const auto wr = static_cast<std::size_t>(mfma_result_row(l, r)), xr = static_cast<std::size_t>(mfma_result_col(l));
