@@ -155,8 +155,8 @@ class MoeGemmInstance final : public CaseInstance {
     return ws;
   }
 
-  // The engine a variant's launch takes on the GPU: "wgmma decode" and its load form (the decode
-  // engine, below the prefill engine's threshold: moe_decode_takes, moe_decode_form); where the shape lets the prefill engine tile it,
+  // The engine a variant's launch takes on the GPU: "wgmma decode" (the decode engine, below the
+  // prefill engine's threshold: moe_decode_takes); where the shape lets the prefill engine tile it,
   // "wgmma" with its prologues ("tokens staged", "weights staged": FUSEBENCH_MOE_TOKEN_STAGE,
   // FUSEBENCH_MOE_WEIGHT_STAGE or the default rule), or "warp kernels" (the mma.sync kernels) below
   // the threshold of routed pairs (FUSEBENCH_MOE_WGMMA_MIN_PAIRS) or on a device without sm_90a;
@@ -165,7 +165,7 @@ class MoeGemmInstance final : public CaseInstance {
 #if FUSEBENCH_HAS_GPU
     if (backend != Backend::gpu) return {};
     const MoeGemmParams p = params(v);
-    if (moe_decode_takes(p, stage1())) return moe_decode_form(p, stage1());
+    if (moe_decode_takes(p, stage1())) return "wgmma decode";
     if (moe_mfma_takes(p, stage1())) return "mfma";
     if (!stages_tokens(v)) return {};
     if (!moe_wgmma_takes(p, stage1())) return "warp kernels";

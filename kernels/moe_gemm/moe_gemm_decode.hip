@@ -3,15 +3,14 @@
 // moe_gemm_decode_plan.hpp.
 //
 // A CTA is one warpgroup. Each thread reads its two weight rows' fragment words (one 32-bit word a
-// row and 32-K block) from a TMA ring in shared memory (the default: 4 slots of two stages, filled
-// by one thread) or loads them two stages ahead into registers, and converts them with bit
-// operations into wgmma's A registers; the sort block's live tokens (up to 16 a pass) are converted by all 128
-// threads, a stage ahead, into a small swizzled tile that is wgmma's B. Per stage: four
-// m64nNk32 e4m3 MMAs from a zero accumulator (N = the live rows rounded up to 8), the next stage's
-// tokens converted while they run, then each block's sums promoted in K order on the CUDA cores: one
-// fma an output where the stage's token blocks carry their scales and the weight scales allow it (a
-// vote taken at the stage's barrier), else the canonical four operations. One barrier a stage: it
-// publishes the next token tile (after `fence.proxy.async`) and the vote.
+// row and 32-K block) from a TMA ring in shared memory (4 slots of two stages, filled by one thread,
+// freed by an mbarrier each warp arrives on) and converts them with bit operations into wgmma's A
+// registers; the sort block's live tokens (up to 16 a pass) are converted by all 128 threads, a chunk
+// of 8 or 16 stages at a time, into a swizzled tile that is wgmma's B. Per stage: four m64nNk32 e4m3
+// MMAs from a zero accumulator (N = the live rows rounded up to 8), then each block's sums promoted
+// in K order on the CUDA cores: one fma an output where the chunk's token blocks carry their scales
+// (a vote at the chunk's barrier) and the thread's weight scale bytes allow it, else the canonical
+// four operations. The only CTA barriers are the chunks' (two a pass at stage 1's K = 6144).
 //
 // Exactness as the prefill engine's (moe_gemm_wgmma.hip): each MMA forms whole-block sums S_q *
 // 2^(u-14), exact in the fp8 matrix unit (MoeGemmGpu.MatrixUnitBlockSumsAreExact), promoted in the
@@ -45,12 +44,7 @@ struct MxDecArgs {
   std::uint16_t* a1;               // stage 1
   float* y;                        // stage 2
   std::int64_t tokens, topk, block, inner, outputs, max_entries;
-  int prefetch;  // stages ahead of the L2 prefetch (0: none)
 };
-
-// How a thread gets its weight words: loads two stages ahead (kLoadPlain), the same asking L2 for
-// the 256 bytes around each (kLoadL2Line), or from the TMA ring in shared memory (kLoadRing).
-constexpr int kLoadPlain = 0, kLoadL2Line = 1, kLoadRing = 2;
 
 #if FB_WGMMA_AVAILABLE
 // d = A B^T for the warpgroup's 64 weight rows x kN tokens and one 32-K block, from a zero
@@ -75,45 +69,26 @@ __device__ inline void wgmma_rs_e4m3<16>(float* d, const std::uint32_t* a, std::
 }
 
 __device__ inline std::uint32_t load_word(const std::uint8_t* p) { return __ldg(reinterpret_cast<const unsigned int*>(p)); }
-// A weight word; k256: asking L2 to fetch the 256 bytes around it (four stages of the row).
-template <bool k256>
-__device__ inline std::uint32_t load_weight_word(const std::uint8_t* p) {
-  if constexpr (k256) {
-    std::uint32_t v;
-    asm("ld.global.nc.L2::256B.b32 %0, [%1];" : "=r"(v) : "l"(p));
-    return v;
-  } else {
-    return load_word(p);
-  }
-}
-
-// Whether all four scale bytes of a word allow the one-operation promotion (mx_fast_scale).
-__device__ inline bool fast_scales(std::uint32_t w) {
-  bool ok = true;
-#pragma unroll
-  for (int j = 0; j < 4; ++j) ok = ok && mx_fast_scale((w >> (8 * j)) & 0xFFu);
-  return ok;
-}
 
 // One pass: up to 16 sorted rows (`rows` live ones, the first at sorted position `first`, their
 // entries in shared memory) against the CTA's 64 weight rows, the whole K; kN = rows rounded up to 8.
-template <bool kStage1, bool kOai, int kLoad, int kN>
+// `ring_fills`: the CTA's ring fills before this pass (its pairs of stages are the next ones).
+template <bool kStage1, bool kOai, int kN>
 __device__ void moe_decode_pass(const MxDecArgs& a, const WgmmaTensorMap& wmap, const std::int32_t* entries, int rows,
                                 std::int64_t first, std::int64_t expert, std::int64_t tile, std::uint8_t* smem,
                                 int ring_fills) {
-  constexpr bool kRing = kLoad == kLoadRing;
   constexpr int kAcc = kN / 2;                  // a block's sums a thread holds
   constexpr int kTokenWords = kN / 8;           // token words a thread converts a stage
   constexpr int kFly = kN == 8 ? 4 : 2;         // MMAs in flight (their sums' registers)
+  constexpr int kChunk = moe_decode_chunk_stages(kN);
+  static_assert(kChunk % 2 == 0, "a chunk is whole pairs of stages (the ring's slots)");
   const int t = static_cast<int>(threadIdx.x), warp = t / 32, lane = t % 32, q = lane % 4;
   const int r0 = 16 * warp + lane / 4;          // CTA-local weight row of d[4c], d[4c+1]; r0 + 8 of d[4c+2], d[4c+3]
   const std::int64_t nb = a.inner / 32, pad = (nb + 7) / 8 * 8, row_bytes = a.inner / 2;
-  const int stages = static_cast<int>(a.inner / kMxDecStageK);
+  const int stages = static_cast<int>(a.inner / kMxDecStageK), pairs = stages / 2;
   const std::int64_t expert_rows = kStage1 ? 2 * a.outputs : a.outputs;
   const std::int64_t wr0 = expert * expert_rows + moe_decode_weight_row(r0, tile, kStage1, a.outputs);
   const std::int64_t wr1 = expert * expert_rows + moe_decode_weight_row(r0 + 8, tile, kStage1, a.outputs);
-  const std::uint8_t* w0 = a.w + wr0 * row_bytes + 4 * q;
-  const std::uint8_t* w1 = a.w + wr1 * row_bytes + 4 * q;
   const std::uint8_t* s0 = a.w_scales + wr0 * nb;
   const std::uint8_t* s1 = a.w_scales + wr1 * nb;
 
@@ -135,54 +110,50 @@ __device__ void moe_decode_pass(const MxDecArgs& a, const WgmmaTensorMap& wmap, 
       }
     }
   }
-
-  // A stage's weight words and scale words (loaded two stages ahead), and its token words and scale
-  // bytes (three stages ahead: they are converted a stage before their MMAs).
-  struct Raw {
-    std::uint32_t w0[kMxDecStageBlocks], w1[kMxDecStageBlocks], ws0, ws1;
-  };
-  struct Tok {
-    std::uint32_t x[kTokenWords], xs[kTokenWords];
-  };
-  const auto load = [&](int ks) {
-    Raw r;
+  // The chunk of stages c0 .. c0 + kChunk - 1 into the tile: every word loaded first, then converted
+  // and stored with its scale byte. Returns whether this thread's token blocks all carry their
+  // scales (padding rows are zeros at scale 1: shifted; their outputs are never written).
+  const auto build_chunk = [&](int c0) {
+    std::uint32_t xw[kChunk][kTokenWords], xb[kChunk][kTokenWords];
 #pragma unroll
-    for (int j = 0; j < kMxDecStageBlocks; ++j) {
-      r.w0[j] = kRing ? 0u : load_weight_word<kLoad == kLoadL2Line>(w0 + ks * (kMxDecStageK / 2) + 16 * j);
-      r.w1[j] = kRing ? 0u : load_weight_word<kLoad == kLoadL2Line>(w1 + ks * (kMxDecStageK / 2) + 16 * j);
-    }
-    r.ws0 = load_word(s0 + ks * kMxDecStageBlocks);
-    r.ws1 = load_word(s1 + ks * kMxDecStageBlocks);
-    return r;
-  };
-  const auto load_tokens = [&](int ks) {
-    Tok r;
+    for (int c = 0; c < kChunk; ++c)
 #pragma unroll
-    for (int p = 0; p < kTokenWords; ++p) {
-      r.x[p] = x[p] && ks < stages ? load_word(x[p] + ks * (kMxDecStageK / 2)) : 0u;
-      r.xs[p] = x[p] && ks < stages ? a.act_scales[xs_row[p] + mx_scale_block_part(kMxDecStageBlocks * ks + tj)] : 0x7Fu;
-    }
-    return r;
-  };
-  // A stage's token words into its slot; returns whether this thread's blocks all carry their
-  // scales (padding rows are zeros at scale 1: shifted, their outputs never written) and its weight
-  // rows' scales allow the one-operation promotion.
-  const auto stage_tokens = [&](const Tok& r, const Raw& wr, std::uint8_t* slot) {
-    bool fast = fast_scales(wr.ws0) && fast_scales(wr.ws1);
-#pragma unroll
-    for (int p = 0; p < kTokenWords; ++p) {
-      const int n = moe_decode_token_row(t, p);
-      const std::uint32_t u = mx_token_shift(r.xs[p]);
-      moe_decode_store_token_word(slot, n, tj, tq, r.x[p], e2m1_e4m3_table(u));
-      if (tq == 0) {
-        reinterpret_cast<float*>(slot + kMxDecScalesAt)[tj * kMxDecMaxTokens + n] = mx_scale_float(r.xs[p]);
-        reinterpret_cast<float*>(slot + kMxDecPreAt)[tj * kMxDecMaxTokens + n] = mx_token_pre(u);
+      for (int p = 0; p < kTokenWords; ++p) {
+        const bool live = x[p] != nullptr && c0 + c < stages;
+        xw[c][p] = live ? load_word(x[p] + (c0 + c) * (kMxDecStageK / 2)) : 0u;
+        xb[c][p] = live ? a.act_scales[xs_row[p] + mx_scale_block_part(kMxDecStageBlocks * (c0 + c) + tj)] : 0x7Fu;
       }
-      fast = fast && u != 0;
-    }
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    bool fast = true;
+#pragma unroll
+    for (int c = 0; c < kChunk; ++c)
+#pragma unroll
+      for (int p = 0; p < kTokenWords; ++p) {
+        const int n = moe_decode_token_row(t, p);
+        const std::uint32_t u = mx_token_shift(xb[c][p]);
+        moe_decode_store_token_word(smem + moe_decode_chunk_tile(c, kN), n, tj, tq, xw[c][p], e2m1_e4m3_table(u));
+        if (tq == 0) smem[moe_decode_chunk_scale(c, tj, n)] = static_cast<std::uint8_t>(xb[c][p]);
+        fast = fast && u != 0;
+      }
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // the tile is read by the matrix unit
     return fast;
   };
+
+  // The ring: this pass's pairs of stages are fills ring_fills .. of the CTA's ring.
+  std::uint8_t* ring = smem + kMxDecRingAt;
+  auto* full = reinterpret_cast<std::uint64_t*>(smem + kMxDecBarsAt);
+  auto* empty = full + kMxDecRingSlots;
+  const int sr0 = moe_decode_ring_row(r0, kStage1), sr1 = moe_decode_ring_row(r0 + 8, kStage1);
+  const auto fill = [&](int p) {  // thread 0: the pair of stages p into its slot
+    const int s = (ring_fills + p) % kMxDecRingSlots;
+    mbar_arrive_expect_bytes(&full[s], kMxDecRingSlotBytes);
+#pragma unroll
+    for (int box = 0; box < 2; ++box)
+      tma_load_box(ring + s * kMxDecRingSlotBytes + box * (kMxDecRingSlotBytes / 2), &wmap, 128 * p,
+                   expert * expert_rows + moe_decode_ring_box_row(box, tile, kStage1, a.outputs), &full[s]);
+  };
+  // Every slot's previous fill was read before the last pass ended (its closing barrier).
+  if (t == 0)
+    for (int p = 0; p < pairs && p < kMxDecRingSlots; ++p) fill(p);
 
   float acc[kAcc], part[kFly][kAcc];
 #pragma unroll
@@ -192,99 +163,93 @@ __device__ void moe_decode_pass(const MxDecArgs& a, const WgmmaTensorMap& wmap, 
 #pragma unroll
     for (int i = 0; i < kAcc; ++i) part[f][i] = 0.0f;
 
-  // The ring (kRing): this pass's pairs of stages are fills ring_fills .. of the CTA's ring.
-  std::uint8_t* ring = smem + kMxDecRingAt;
-  auto* full = reinterpret_cast<std::uint64_t*>(smem + kMxDecBarsAt);
-  const int pairs = stages / 2;
-  const int sr0 = moe_decode_ring_row(r0, kStage1), sr1 = moe_decode_ring_row(r0 + 8, kStage1);
-  const auto fill = [&](int p) {  // thread 0: the pair of stages p into its slot
-    const int f = ring_fills + p, s = f % kMxDecRingSlots;
-    mbar_arrive_expect_bytes(&full[s], kMxDecRingSlotBytes);
+  // The weight scale words (a row's four bytes a stage), loaded two stages ahead.
+  std::uint32_t ws_now0 = load_word(s0), ws_now1 = load_word(s1);
+  std::uint32_t ws_next0 = load_word(s0 + kMxDecStageBlocks), ws_next1 = load_word(s1 + kMxDecStageBlocks);
+  bool tokens_fast = true;
+  for (int pair = 0; pair < pairs; ++pair) {
+    const int c0 = 2 * pair % kChunk;  // the pair's first stage within its chunk
+    if (c0 == 0) {  // a new chunk: every MMA of the last one has completed (each warp waited for its own)
+      __syncthreads();
+      tokens_fast = __syncthreads_and(build_chunk(2 * pair)) != 0;
+    }
+    const int f = ring_fills + pair, s = f % kMxDecRingSlots;
+    if (t == 0 && pair >= 1 && pair - 1 + kMxDecRingSlots < pairs) {  // the last pair's slot, once the four warps read it
+      const int fp = f - 1;
+      mbar_wait(&empty[fp % kMxDecRingSlots], static_cast<std::uint32_t>((fp / kMxDecRingSlots) & 1));
+      fill(pair - 1 + kMxDecRingSlots);
+    }
+    mbar_wait(&full[s], static_cast<std::uint32_t>((f / kMxDecRingSlots) & 1));
+    const std::uint8_t* words = ring + s * kMxDecRingSlotBytes;
 #pragma unroll
-    for (int box = 0; box < 2; ++box)
-      tma_load_box(ring + s * kMxDecRingSlotBytes + box * (kMxDecRingSlotBytes / 2), &wmap, 128 * p,
-                   expert * expert_rows + moe_decode_ring_box_row(box, tile, kStage1, a.outputs), &full[s]);
-  };
-  if (kRing && t == 0)
-    for (int p = 0; p < pairs && p < kMxDecRingSlots; ++p) fill(p);
-
-  Raw cur = load(0);
-  Tok tok1 = load_tokens(1), tok2 = load_tokens(2);
-  bool fast = __syncthreads_and(stage_tokens(load_tokens(0), cur, smem)) != 0;
-  Raw next = cur;
-  if (stages > 1) next = load(1);
-  const std::uint8_t* pf0 = w0 - 4 * q;  // the L2 prefetch: one row a lane pair, a.prefetch stages ahead
-  const std::uint8_t* pf = (q & 1) ? w1 - 4 * q : pf0;
-  for (int ks = 0; ks < stages; ++ks) {
-    std::uint8_t* slot = smem + (ks % kMxDecSlots) * kMxDecSlotBytes;
-    const std::uint64_t desc = wgmma_descriptor(slot);
-    Raw now = cur;
-    if constexpr (kRing) {  // this stage's words from the ring, once its pair has landed
-      const int f = ring_fills + ks / 2, s = f % kMxDecRingSlots;
-      if (ks % 2 == 0) mbar_wait(&full[s], static_cast<std::uint32_t>((f / kMxDecRingSlots) & 1));
-      const std::uint8_t* words = ring + s * kMxDecRingSlotBytes;
+    for (int h = 0; h < 2; ++h) {
+      const int ks = 2 * pair + h, c = c0 + h;
+      const std::uint64_t desc = wgmma_descriptor(smem + moe_decode_chunk_tile(c, kN));
+      std::uint32_t w0[kMxDecStageBlocks], w1[kMxDecStageBlocks];
 #pragma unroll
       for (int j = 0; j < kMxDecStageBlocks; ++j) {
-        now.w0[j] = *reinterpret_cast<const std::uint32_t*>(words + moe_decode_ring_word(sr0, ks % 2, j, q));
-        now.w1[j] = *reinterpret_cast<const std::uint32_t*>(words + moe_decode_ring_word(sr1, ks % 2, j, q));
+        w0[j] = *reinterpret_cast<const std::uint32_t*>(words + moe_decode_ring_word(sr0, h, j, q));
+        w1[j] = *reinterpret_cast<const std::uint32_t*>(words + moe_decode_ring_word(sr1, h, j, q));
       }
-    }
-    bool vote = true;
-#pragma unroll
-    for (int j0 = 0; j0 < kMxDecStageBlocks; j0 += kFly) {
-      MxAFragment frag[kFly];
-#pragma unroll
-      for (int f = 0; f < kFly; ++f) frag[f] = mx_a_fragment_from_words(now.w0[j0 + f], now.w1[j0 + f]);
-#pragma unroll
-      for (int f = 0; f < kFly; ++f) wgmma_fence_registers<kAcc>(part[f]);
-      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#pragma unroll
-      for (int f = 0; f < kFly; ++f) wgmma_rs_e4m3<kN>(part[f], frag[f].a, desc + ((32 * (j0 + f)) >> 4));
-      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-      if (j0 == 0 && ks + 1 < stages) {  // while the MMAs run: the next stage's tokens, the loads after it
-        vote = stage_tokens(tok1, next, smem + ((ks + 1) % kMxDecSlots) * kMxDecSlotBytes);
-        cur = next;
-        tok1 = tok2;
-        tok2 = load_tokens(ks + 3);
-        if (ks + 2 < stages) next = load(ks + 2);
-        if (!kRing && a.prefetch > 0 && ks + a.prefetch < stages)
-          prefetch_l2(pf + (ks + a.prefetch) * (kMxDecStageK / 2));
+      const std::uint32_t ws0 = ws_now0, ws1 = ws_now1;
+      ws_now0 = ws_next0;
+      ws_now1 = ws_next1;
+      if (ks + 2 < stages) {
+        ws_next0 = load_word(s0 + (ks + 2) * kMxDecStageBlocks);
+        ws_next1 = load_word(s1 + (ks + 2) * kMxDecStageBlocks);
       }
-      asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+      // One operation an output where the stage's token blocks carry their scales and this thread's
+      // rows' scale bytes allow it (a thread's own choice: both forms give the same bits).
+      const bool fast = tokens_fast && moe_decode_fast_scales(ws0) && moe_decode_fast_scales(ws1);
 #pragma unroll
-      for (int f = 0; f < kFly; ++f) wgmma_fence_registers<kAcc>(part[f]);
+      for (int j0 = 0; j0 < kMxDecStageBlocks; j0 += kFly) {
+        MxAFragment frag[kFly];
 #pragma unroll
-      for (int f = 0; f < kFly; ++f) {
-        const int j = j0 + f;
-        const std::uint32_t sw0 = (now.ws0 >> (8 * j)) & 0xFFu, sw1 = (now.ws1 >> (8 * j)) & 0xFFu;
+        for (int f = 0; f < kFly; ++f) frag[f] = mx_a_fragment_from_words(w0[j0 + f], w1[j0 + f]);
+#pragma unroll
+        for (int f = 0; f < kFly; ++f) wgmma_fence_registers<kAcc>(part[f]);
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+        for (int f = 0; f < kFly; ++f) wgmma_rs_e4m3<kN>(part[f], frag[f].a, desc + ((32 * (j0 + f)) >> 4));
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        if (h == 1 && j0 + kFly == kMxDecStageBlocks) {  // the warp has read the pair's words: the slot is free
+          __syncwarp();
+          if (lane == 0) mbar_arrive(&empty[s]);
+        }
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+#pragma unroll
+        for (int f = 0; f < kFly; ++f) wgmma_fence_registers<kAcc>(part[f]);
         if (fast) {  // the token scales are in the sums: one fma an output
-          const float f0 = mx_fast_weight_scale(sw0), f1 = mx_fast_weight_scale(sw1);
 #pragma unroll
-          for (int c = 0; c < kN / 8; ++c)
+          for (int f = 0; f < kFly; ++f) {
+            const int j = j0 + f;
+            const float f0 = mx_fast_weight_scale((ws0 >> (8 * j)) & 0xFFu), f1 = mx_fast_weight_scale((ws1 >> (8 * j)) & 0xFFu);
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              acc[4 * c + h] = mx_block_promote_fast(acc[4 * c + h], part[f][4 * c + h], f0);
-              acc[4 * c + 2 + h] = mx_block_promote_fast(acc[4 * c + 2 + h], part[f][4 * c + 2 + h], f1);
-            }
-        } else {  // the canonical operations
-          const float ws_0 = mx_scale_float(sw0), ws_1 = mx_scale_float(sw1);
-          const float* sa = reinterpret_cast<const float*>(slot + kMxDecScalesAt) + j * kMxDecMaxTokens + 2 * q;
-          const float* pre = reinterpret_cast<const float*>(slot + kMxDecPreAt) + j * kMxDecMaxTokens + 2 * q;
+            for (int cc = 0; cc < kN / 8; ++cc)
 #pragma unroll
-          for (int c = 0; c < kN / 8; ++c)
+              for (int hh = 0; hh < 2; ++hh) {
+                acc[4 * cc + hh] = mx_block_promote_fast(acc[4 * cc + hh], part[f][4 * cc + hh], f0);
+                acc[4 * cc + 2 + hh] = mx_block_promote_fast(acc[4 * cc + 2 + hh], part[f][4 * cc + 2 + hh], f1);
+              }
+          }
+        } else {  // the canonical operations, the token scales from the chunk's scale bytes
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              const float av = sa[8 * c + h], pv = pre[8 * c + h];
-              acc[4 * c + h] = mx_block_promote_shifted(acc[4 * c + h], part[f][4 * c + h], pv, av, ws_0);
-              acc[4 * c + 2 + h] = mx_block_promote_shifted(acc[4 * c + 2 + h], part[f][4 * c + 2 + h], pv, av, ws_1);
-            }
+          for (int f = 0; f < kFly; ++f) {
+            const int j = j0 + f;
+            const float ws_0 = mx_scale_float((ws0 >> (8 * j)) & 0xFFu), ws_1 = mx_scale_float((ws1 >> (8 * j)) & 0xFFu);
+#pragma unroll
+            for (int cc = 0; cc < kN / 8; ++cc)
+#pragma unroll
+              for (int hh = 0; hh < 2; ++hh) {
+                const std::uint32_t sa = smem[moe_decode_chunk_scale(c, j, 8 * cc + 2 * q + hh)];
+                const float av = mx_scale_float(sa), pv = mx_token_pre(mx_token_shift(sa));
+                acc[4 * cc + hh] = mx_block_promote_shifted(acc[4 * cc + hh], part[f][4 * cc + hh], pv, av, ws_0);
+                acc[4 * cc + 2 + hh] = mx_block_promote_shifted(acc[4 * cc + 2 + hh], part[f][4 * cc + 2 + hh], pv, av, ws_1);
+              }
+          }
         }
       }
     }
-    // The next slot is written and fenced by every thread, and this stage's reads are done.
-    fast = __syncthreads_and(vote) != 0;
-    // Every thread has read the pair's words: its slot takes the pair kMxDecRingSlots further.
-    if (kRing && t == 0 && ks % 2 == 1 && ks / 2 + kMxDecRingSlots < pairs) fill(ks / 2 + kMxDecRingSlots);
   }
 
   // Epilogue: the pass's live rows (padding rows are never written).
@@ -312,7 +277,7 @@ __device__ void moe_decode_pass(const MxDecArgs& a, const WgmmaTensorMap& wmap, 
 #endif
 
 // At most 128 registers (4 CTAs, 16 warps an SM).
-template <bool kStage1, bool kOai, int kLoad>
+template <bool kStage1, bool kOai>
 __global__ __launch_bounds__(kMxDecThreads, 4) void moe_decode_kernel(MxDecArgs a, const FB_GRID_CONSTANT WgmmaTensorMap wmap) {
 #if FB_WGMMA_AVAILABLE
   extern __shared__ __align__(128) std::uint8_t smem_raw[];
@@ -324,11 +289,12 @@ __global__ __launch_bounds__(kMxDecThreads, 4) void moe_decode_kernel(MxDecArgs 
   if (first >= valid) return;  // the whole CTA: blocks past the sorted entries
   if (threadIdx.x == 0) {
     live_rows = 0;
-    if (kLoad == kLoadRing) {
-      auto* full = reinterpret_cast<std::uint64_t*>(smem + kMxDecBarsAt);
-      for (int s = 0; s < kMxDecRingSlots; ++s) mbar_init(&full[s], 1);
-      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    auto* full = reinterpret_cast<std::uint64_t*>(smem + kMxDecBarsAt);
+    for (int s = 0; s < kMxDecRingSlots; ++s) {
+      mbar_init(&full[s], 1);                                // the filling thread's arrival, then the bytes
+      mbar_init(&full[kMxDecRingSlots + s], kMxDecThreads / 32);  // empty: one arrival a warp
     }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
   int last = 0;  // one past this thread's last row with a token
@@ -346,10 +312,10 @@ __global__ __launch_bounds__(kMxDecThreads, 4) void moe_decode_kernel(MxDecArgs 
   for (int p0 = 0, fills = 0; p0 < live; p0 += kMxDecMaxTokens, fills += pairs) {
     const int rows = live - p0 < kMxDecMaxTokens ? live - p0 : kMxDecMaxTokens;
     if (moe_decode_tokens_n(rows) == 8)
-      moe_decode_pass<kStage1, kOai, kLoad, 8>(a, wmap, entries + p0, rows, first + p0, expert, tile, smem, fills);
+      moe_decode_pass<kStage1, kOai, 8>(a, wmap, entries + p0, rows, first + p0, expert, tile, smem, fills);
     else
-      moe_decode_pass<kStage1, kOai, kLoad, 16>(a, wmap, entries + p0, rows, first + p0, expert, tile, smem, fills);
-    __syncthreads();  // the next pass rewrites the slots
+      moe_decode_pass<kStage1, kOai, 16>(a, wmap, entries + p0, rows, first + p0, expert, tile, smem, fills);
+    __syncthreads();  // the next pass rewrites the chunk and refills the ring's slots
   }
 #else
   (void)a;
@@ -363,54 +329,24 @@ std::string decode_engine_choice() {
   return knob_choice(variable, std::getenv(variable), "wgmma", "warp");
 }
 
-// FUSEBENCH_MOE_DECODE_PREFETCH: the L2 prefetch's distance in stages (0: none; default 8).
-int decode_prefetch_stages() {
-  const char* env = std::getenv("FUSEBENCH_MOE_DECODE_PREFETCH");
-  if (!env || !*env) return 8;
-  char* end = nullptr;
-  const long v = std::strtol(env, &end, 10);
-  if (*end != '\0' || v < 0 || v > 64)
-    throw InputError(std::string("FUSEBENCH_MOE_DECODE_PREFETCH must be a count of stages 0..64, not '") + env + "'");
-  return static_cast<int>(v);
-}
-
-// FUSEBENCH_MOE_DECODE_L2_256B: 1 asks L2 for 256 bytes around each weight load, 0 (default) not.
-bool decode_l2_256b() {
-  const char* variable = "FUSEBENCH_MOE_DECODE_L2_256B";
-  return knob_choice(variable, std::getenv(variable), "0", "1") == "1";
-}
-
-// FUSEBENCH_MOE_DECODE_RING: 1 (the default) streams the weights through the TMA ring where it fits,
-// 0 loads them into registers two stages ahead.
-bool decode_ring_wanted() {
-  const char* variable = "FUSEBENCH_MOE_DECODE_RING";
-  return knob_choice(variable, std::getenv(variable), "0", "1") != "0";
-}
-
-template <bool kStage1, bool kOai, int kLoad>
-void launch_form(const MxDecArgs& a, const WgmmaTensorMap& wmap, dim3 grid, hipStream_t s) {
-  static_assert(kMxDecSmemBytes <= 48 * 1024, "within the default dynamic shared memory: no opt-in attribute");
-  moe_decode_kernel<kStage1, kOai, kLoad><<<grid, kMxDecThreads, kMxDecSmemBytes, s>>>(a, wmap);
-}
-
 template <bool kStage1, bool kOai>
 void launch_kernel(const MoeGemmParams& p, const MxDecArgs& a, dim3 grid, hipStream_t s) {
-  if (decode_ring_wanted() && moe_decode_ring_fits(a.inner)) {
-    const std::int64_t rows = p.experts * (kStage1 ? 2 * p.inter : p.hidden);
-    const WgmmaTensorMap wmap = wgmma_rows_map("decode weight rows", a.w, rows, kMxDecRows / 2, a.inner / 2);
-    launch_form<kStage1, kOai, kLoadRing>(a, wmap, grid, s);
-  } else if (decode_l2_256b()) {
-    launch_form<kStage1, kOai, kLoadL2Line>(a, WgmmaTensorMap{}, grid, s);
-  } else {
-    launch_form<kStage1, kOai, kLoadPlain>(a, WgmmaTensorMap{}, grid, s);
-  }
+  const std::int64_t rows = p.experts * (kStage1 ? 2 * p.inter : p.hidden);
+  const WgmmaTensorMap wmap = wgmma_rows_map("decode weight rows", a.w, rows, kMxDecRows / 2, a.inner / 2);
+  static const bool once = [] {  // above the default 48 KB: opted in once a process
+    gpu_check(hipFuncSetAttribute(reinterpret_cast<const void*>(moe_decode_kernel<kStage1, kOai>),
+                                  hipFuncAttributeMaxDynamicSharedMemorySize, kMxDecSmemBytes),
+              "hipFuncSetAttribute(moe decode shared memory)");
+    return true;
+  }();
+  (void)once;
+  moe_decode_kernel<kStage1, kOai><<<grid, kMxDecThreads, kMxDecSmemBytes, s>>>(a, wmap);
 }
 
 template <bool kStage1>
-void launch(const MoeGemmParams& p, MxDecArgs a, void* stream) {
+void launch(const MoeGemmParams& p, const MxDecArgs& a, void* stream) {
   const dim3 grid(static_cast<unsigned>(moe_decode_col_tiles(a.outputs, kStage1)), static_cast<unsigned>(p.max_blocks()));
   const auto s = static_cast<hipStream_t>(stream);
-  a.prefetch = decode_prefetch_stages();
   if (kStage1 && p.oai)
     launch_kernel<kStage1, true>(p, a, grid, s);
   else
@@ -428,22 +364,17 @@ bool moe_decode_takes(const MoeGemmParams& p, bool stage1) {
   return fits && p.max_blocks() <= 65535 && moe_wgmma_unavailable().empty();
 }
 
-std::string moe_decode_form(const MoeGemmParams& p, bool stage1) {
-  if (decode_ring_wanted() && moe_decode_ring_fits(stage1 ? p.hidden : p.inter)) return "wgmma decode, weight ring";
-  return decode_l2_256b() ? "wgmma decode, L2 256B loads" : "wgmma decode, registers";
-}
-
 void moe_stage1_decode_launch(const MoeGemmParams& p, const MoeStage1Buffers& b, void* stream) {
   const MxDecArgs a{b.sorted_token_ids, nullptr, b.sorted_expert_ids, b.num_valid_ids, b.xq, b.x_scales, b.w13,
                     b.w13_scales,       b.a1,    nullptr,             p.tokens,        p.topk, p.block, p.hidden,
-                    p.inter,            p.max_entries(),  0};
+                    p.inter,            p.max_entries()};
   launch<true>(p, a, stream);
 }
 
 void moe_stage2_decode_gemm_launch(const MoeGemmParams& p, const MoeStage2Buffers& b, void* stream) {
   const MxDecArgs a{b.sorted_token_ids, b.sorted_weights, b.sorted_expert_ids, b.num_valid_ids, b.a2q, b.a2_scales,
                     b.w2,               b.w2_scales,      nullptr,             b.y,             p.tokens, p.topk,
-                    p.block,            p.inter,          p.hidden,            p.max_entries(),  0};
+                    p.block,            p.inter,          p.hidden,            p.max_entries()};
   launch<false>(p, a, stream);
 }
 

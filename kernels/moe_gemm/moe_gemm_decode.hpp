@@ -27,10 +27,6 @@ inline bool moe_decode_by_default(const MoeGemmParams& p, bool stage1) {
 // (moe_decode_shape_fits) and a device that runs sm_90a code. Elsewhere the mma.sync kernels run
 // (the same bits).
 bool moe_decode_takes(const MoeGemmParams& p, bool stage1);
-// The form its launch takes, for the report's launch_configs: "wgmma decode, " and "weight ring"
-// (the default where K is a multiple of 256; FUSEBENCH_MOE_DECODE_RING=0 turns it off), "L2 256B
-// loads" (FUSEBENCH_MOE_DECODE_L2_256B=1) or "registers".
-std::string moe_decode_form(const MoeGemmParams& p, bool stage1);
 
 void moe_stage1_decode_launch(const MoeGemmParams& p, const MoeStage1Buffers& b, void* stream);
 // Stage 2's GEMM only (Y = w_p * y); the reduction launch follows as for the other engines.

@@ -33,12 +33,13 @@ inline constexpr int kMxDecThreads = 128;
 inline constexpr int kMxDecMaxTokens = 16;  // sorted rows of one pass (wgmma's N: 8 or 16)
 inline constexpr int kMxDecStageK = 128;    // K a stage: four MX blocks
 inline constexpr int kMxDecStageBlocks = kMxDecStageK / 32;
-inline constexpr int kMxDecSlots = 2;       // token tiles in flight (written one stage ahead)
 
-// Whether the decode engine tiles this GEMM: K of the dot products a multiple of 128 (whole stages:
-// a row's four scale bytes are one aligned word) and whole CTAs of outputs (stage 1: 32, stage 2: 64).
+// Whether the decode engine tiles this GEMM: K of the dot products a multiple of 256 (whole pairs of
+// stages: the ring's 128-byte lines; a row's four scale bytes a stage are one aligned word) and whole
+// CTAs of outputs (stage 1: 32, stage 2: 64).
 FB_HD bool moe_decode_shape_fits(std::int64_t inner, std::int64_t outputs, bool stage1) {
-  return inner > 0 && inner % kMxDecStageK == 0 && outputs > 0 && outputs % (stage1 ? kMxDecRows / 2 : kMxDecRows) == 0;
+  return inner > 0 && inner % (2 * kMxDecStageK) == 0 && outputs > 0 &&
+         outputs % (stage1 ? kMxDecRows / 2 : kMxDecRows) == 0;
 }
 // CTAs along the outputs.
 FB_HD std::int64_t moe_decode_col_tiles(std::int64_t outputs, bool stage1) {
@@ -60,27 +61,33 @@ FB_HD std::int64_t moe_decode_stage1_output(int w, int lane, std::int64_t tile) 
 // wgmma's N for a pass of `rows` sorted rows (1..16): rounded up to 8.
 FB_HD int moe_decode_tokens_n(std::int64_t rows) { return static_cast<int>((rows + 7) / 8 * 8); }
 
-// The token tile of one stage: kMxDecMaxTokens rows of 128 bytes (four blocks of 32 e4m3 bytes in
-// the MMA's logical k), the 128-byte swizzle of the prefill engine (moe_wgmma_word_offset), then
-// per block j and row n the token block's scale as a float and its first factor 2^(12-u) (the
-// canonical promotion's operands); slots 1024-aligned.
-inline constexpr int kMxDecTileBytes = kMxDecMaxTokens * 128;
-inline constexpr int kMxDecScalesAt = kMxDecTileBytes;
-inline constexpr int kMxDecPreAt = kMxDecScalesAt + kMxDecStageBlocks * kMxDecMaxTokens * 4;
-inline constexpr int kMxDecSlotBytes = (kMxDecPreAt + kMxDecStageBlocks * kMxDecMaxTokens * 4 + 1023) / 1024 * 1024;
+// The token chunk: the pass's token rows converted for kMxDecChunkBytes / (N * 128) stages at once
+// (N = 8: 16 stages, 2048 K; N = 16: 8 stages), so a stage issues no token work and no CTA barrier
+// (run 78b's profile: 120 of a stage's 343 instructions a warp were the next stage's token tile and
+// its barrier). Stage c of the chunk is N rows of 128 bytes at c * N * 128 (four blocks of 32 e4m3
+// bytes in the MMA's logical k, the 128-byte swizzle of the prefill engine: moe_wgmma_word_offset),
+// then the rows' scale bytes, one a (stage, block, row), for the canonical promotion. The chunk's
+// stages are whole pairs of stages (the ring's slots).
+inline constexpr int kMxDecChunkBytes = 16 * 1024;
+FB_HD constexpr int moe_decode_chunk_stages(int n_tokens) { return kMxDecChunkBytes / (n_tokens * 128); }
+FB_HD constexpr int moe_decode_chunk_tile(int c, int n_tokens) { return c * n_tokens * 128; }
+inline constexpr int kMxDecChunkScalesAt = kMxDecChunkBytes;
+FB_HD constexpr int moe_decode_chunk_scale(int c, int j, int n) {
+  return kMxDecChunkScalesAt + (c * kMxDecStageBlocks + j) * kMxDecMaxTokens + n;
+}
+inline constexpr int kMxDecChunkScaleBytes = moe_decode_chunk_stages(8) * kMxDecStageBlocks * kMxDecMaxTokens;
 
-// The weight ring (the engine's TMA form, where moe_decode_ring_fits): kMxDecRingSlots slots of two
-// stages of the CTA's 64 rows (two TMA boxes of 32 rows x 128 bytes, the 128-byte swizzle), filled
-// by one thread up to kMxDecRingSlots pairs of stages ahead, each completing on its mbarrier: the
-// weights' latency is hidden by the ring, not by registers. Then the mbarriers.
+// The weight ring: kMxDecRingSlots slots of two stages of the CTA's 64 rows (two TMA boxes of 32 rows
+// x 128 bytes, the 128-byte swizzle), filled by one thread up to kMxDecRingSlots pairs of stages
+// ahead, each landing on its `full` mbarrier; each warp arrives on the slot's `empty` mbarrier once it
+// has read the slot's words, and the filling thread waits for the four before it refills the slot
+// (no CTA barrier a stage). Then the mbarriers (full, then empty).
 inline constexpr int kMxDecRingSlots = 4;
 inline constexpr int kMxDecRingSlotBytes = kMxDecRows * 128;
-inline constexpr int kMxDecRingAt = kMxDecSlots * kMxDecSlotBytes;
+inline constexpr int kMxDecRingAt = (kMxDecChunkScalesAt + kMxDecChunkScaleBytes + 1023) / 1024 * 1024;
 inline constexpr int kMxDecBarsAt = kMxDecRingAt + kMxDecRingSlots * kMxDecRingSlotBytes;
-inline constexpr int kMxDecSmemBytes = kMxDecBarsAt + 8 * kMxDecRingSlots + 1024;  // + alignment slack
+inline constexpr int kMxDecSmemBytes = kMxDecBarsAt + 2 * 8 * kMxDecRingSlots + 1024;  // + alignment slack
 
-// The ring takes rows of whole 128-byte lines (K a multiple of 256: pairs of stages).
-FB_HD bool moe_decode_ring_fits(std::int64_t inner) { return inner % (2 * kMxDecStageK) == 0; }
 // The ring row (0..63) of CTA-local weight row r: box 0 then box 1. Stage 1's boxes are the 32 gate
 // rows and the 32 up rows of the CTA's outputs (in output order), stage 2's the 64 rows in order.
 FB_HD int moe_decode_ring_row(int r, bool stage1) {
@@ -94,6 +101,17 @@ FB_HD std::int64_t moe_decode_ring_box_row(int box, std::int64_t tile, bool stag
 // `row`: the box's 128-byte line of that row, its 16-byte chunks swizzled by the row (row % 8).
 FB_HD int moe_decode_ring_word(int row, int h, int j, int q) {
   return row * 128 + (((4 * h + j) ^ (row % 8)) * 16) + 4 * q;
+}
+
+// Whether all four scale bytes of a word lie in the one-operation promotion's range
+// [kMxFastScaleLo, kMxFastScaleHi] = [54, 180] (mx_fast_scale), in five bit operations: with lo the
+// byte's low 7 bits and hi its top bit, lo + 74 reaches bit 7 iff a byte below 128 is >= 54, and
+// lo + 75 does iff a byte from 128 on is >= 181; no sum carries into the next byte (127 + 75 < 256).
+FB_HD bool moe_decode_fast_scales(std::uint32_t w) {
+  static_assert(kMxFastScaleLo == 54 && kMxFastScaleHi == 180, "the constants below encode the range");
+  const std::uint32_t hi = w & 0x80808080u, lo = w & 0x7F7F7F7Fu;
+  const std::uint32_t at_least_lo = (lo + 0x4A4A4A4Au) | hi, above_hi = (lo + 0x4B4B4B4Bu) & hi;
+  return (at_least_lo & ~above_hi & 0x80808080u) == 0x80808080u;
 }
 
 // Which token word a thread converts: thread t takes e2m1 word t % 16 of a row's stage (block

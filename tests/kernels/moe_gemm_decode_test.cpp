@@ -3,7 +3,9 @@
 //   thread's A registers from its weight words, the token tile written by the 128 threads' stores
 //   and read through the 128-byte swizzle), gives every block sum S_q * 2^(u-14) with the token
 //   block's shift u, for every pass width N;
-// - the threads' token words cover a pass's tile once (no byte written twice, none left out);
+// - the threads' token words cover a stage's tile once (no byte written twice, none left out), and a
+//   chunk's stage tiles and scale bytes are disjoint, aligned and inside the chunk;
+// - the weight scale words' range test (five bit operations) is the byte rule;
 // - stage 1's row map gives each thread one output's gate and up rows, and a CTA's 64 rows are the
 //   gate and up rows of its 32 outputs, each once;
 // - the shapes it takes.
@@ -50,12 +52,13 @@ void expect_block_sums(int n_tokens, std::uint64_t seed) {
     return load_u32(v.data() + row * 64 + 16 * j + 4 * q);
   };
 
-  // The token tile, written as the kernel's threads write it.
-  std::vector<std::uint8_t> tile(kMxDecTileBytes, 0xA5);  // poisoned: every byte the MMA reads must be written
+  // The token tile, written as the kernel's threads write it, as the chunk's last stage.
+  std::vector<std::uint8_t> chunk(kMxDecChunkBytes, 0xA5);  // poisoned: every byte the MMA reads must be written
+  std::uint8_t* tile = chunk.data() + moe_decode_chunk_tile(moe_decode_chunk_stages(n_tokens) - 1, n_tokens);
   for (int t = 0; t < kMxDecThreads; ++t)
     for (int p = 0; p < n_tokens / 8; ++p) {
       const int n = moe_decode_token_row(t, p), j = moe_decode_token_block(t), q = moe_decode_token_word(t);
-      moe_decode_store_token_word(tile.data(), n, j, q, word(x, n, j, q), e2m1_e4m3_table(mx_token_shift(sa[n][j])));
+      moe_decode_store_token_word(tile, n, j, q, word(x, n, j, q), e2m1_e4m3_table(mx_token_shift(sa[n][j])));
     }
 
   const auto e4m3 = [](std::uint32_t reg, int i) {
@@ -96,9 +99,9 @@ TEST(MoeGemmDecode, MatrixUnitOnTheKernelsOperandsGivesTheBlockSums) {
     for (std::uint64_t seed = 1; seed <= 6; ++seed) expect_block_sums(n, seed * 31 + static_cast<std::uint64_t>(n));
 }
 
-TEST(MoeGemmDecode, TokenWordsCoverThePassTileOnce) {
+TEST(MoeGemmDecode, TokenWordsCoverTheStageTileOnce) {
   for (int n_tokens : {8, 16}) {
-    std::vector<int> writes(kMxDecTileBytes, 0);
+    std::vector<int> writes(kMxDecMaxTokens * 128, 0);
     std::set<std::tuple<int, int, int>> words;
     for (int t = 0; t < kMxDecThreads; ++t)
       for (int p = 0; p < n_tokens / 8; ++p) {
@@ -109,7 +112,59 @@ TEST(MoeGemmDecode, TokenWordsCoverThePassTileOnce) {
           for (int b = 0; b < 4; ++b) ++writes[static_cast<std::size_t>(moe_wgmma_word_offset(n, j, v) + b)];
       }
     EXPECT_EQ(words.size(), static_cast<std::size_t>(n_tokens * 16));
-    for (int i = 0; i < kMxDecTileBytes; ++i) EXPECT_EQ(writes[static_cast<std::size_t>(i)], i < n_tokens * 128 ? 1 : 0) << i;
+    for (std::size_t i = 0; i < writes.size(); ++i) EXPECT_EQ(writes[i], static_cast<int>(i) < n_tokens * 128 ? 1 : 0) << i;
+  }
+}
+
+// A chunk's stage tiles lie inside the chunk, one after another, each on a 1024-byte boundary (the
+// swizzle's period, which the wgmma descriptor assumes); its scale bytes, one a (stage, block, row),
+// lie between the tiles and the ring; the chunk is whole pairs of stages; and the shared memory lets
+// four CTAs share an SM (Hopper: 228 KB, 1 KB of it reserved a CTA, plus the kernel's static 640).
+TEST(MoeGemmDecode, ChunkLayoutIsDisjointAndAligned) {
+  for (int n_tokens : {8, 16}) {
+    const int stages = moe_decode_chunk_stages(n_tokens);
+    EXPECT_EQ(stages % 2, 0);
+    EXPECT_EQ(stages * n_tokens * 128, kMxDecChunkBytes);
+    for (int c = 0; c < stages; ++c) {
+      EXPECT_EQ(moe_decode_chunk_tile(c, n_tokens) % 1024, 0);
+      EXPECT_LE(moe_decode_chunk_tile(c, n_tokens) + n_tokens * 128, kMxDecChunkBytes);
+      if (c > 0) {
+        EXPECT_EQ(moe_decode_chunk_tile(c, n_tokens), moe_decode_chunk_tile(c - 1, n_tokens) + n_tokens * 128);
+      }
+    }
+    std::set<int> at;
+    for (int c = 0; c < stages; ++c)
+      for (int j = 0; j < kMxDecStageBlocks; ++j)
+        for (int n = 0; n < n_tokens; ++n) {
+          const int b = moe_decode_chunk_scale(c, j, n);
+          EXPECT_TRUE(at.insert(b).second);
+          EXPECT_GE(b, kMxDecChunkBytes);
+          EXPECT_LT(b, kMxDecRingAt);
+        }
+  }
+  EXPECT_EQ(kMxDecRingAt % 1024, 0);
+  EXPECT_LE(4 * (kMxDecSmemBytes + 640 + 1024), 228 * 1024);
+}
+
+// The five-operation range test of a scale word is the byte rule (mx_fast_scale of each byte): every
+// byte value in every position (the others in range), then random words.
+TEST(MoeGemmDecode, FastScalesWordIsTheByteRule) {
+  const auto rule = [](std::uint32_t w) {
+    for (int j = 0; j < 4; ++j)
+      if (!mx_fast_scale((w >> (8 * j)) & 0xFFu)) return false;
+    return true;
+  };
+  for (int j = 0; j < 4; ++j)
+    for (std::uint32_t b = 0; b < 256; ++b)
+      for (std::uint32_t other : {54u, 127u, 180u}) {
+        std::uint32_t w = other * 0x01010101u;
+        w = (w & ~(0xFFu << (8 * j))) | (b << (8 * j));
+        EXPECT_EQ(moe_decode_fast_scales(w), rule(w)) << std::hex << w;
+      }
+  std::mt19937 rng(7);
+  for (int i = 0; i < 200000; ++i) {
+    const std::uint32_t w = i % 2 ? static_cast<std::uint32_t>(rng()) : 0x36363636u + (static_cast<std::uint32_t>(rng()) & 0x7F7F7F7Fu);
+    ASSERT_EQ(moe_decode_fast_scales(w), rule(w)) << std::hex << w;
   }
 }
 
@@ -159,10 +214,6 @@ TEST(MoeGemmDecode, RingRowsAreTheCtasRows) {
           EXPECT_EQ(at, row * 128 + ((line_byte / 16) ^ (row % 8)) * 16 + line_byte % 16);
           EXPECT_TRUE(bytes.insert(at).second);
         }
-  EXPECT_TRUE(moe_decode_ring_fits(6144));
-  EXPECT_TRUE(moe_decode_ring_fits(768));
-  EXPECT_FALSE(moe_decode_ring_fits(384));
-  EXPECT_LE(kMxDecSmemBytes, 48 * 1024);
 }
 
 // The measured rule: stage 1 from 64 routed pairs (T = 16 at k = 4) on; stage 2 never by default.
@@ -187,6 +238,7 @@ TEST(MoeGemmDecode, ShapesItTakes) {
   EXPECT_TRUE(moe_decode_shape_fits(6144, 768, true));    // m31 stage 1: K = 6144, I = 768
   EXPECT_TRUE(moe_decode_shape_fits(768, 6144, false));   // m31 stage 2
   EXPECT_FALSE(moe_decode_shape_fits(288, 96, true));     // K not whole stages
+  EXPECT_FALSE(moe_decode_shape_fits(384, 64, true));     // K not whole pairs of stages (the ring's lines)
   EXPECT_FALSE(moe_decode_shape_fits(96, 256, false));    // I not whole stages
   EXPECT_FALSE(moe_decode_shape_fits(256, 48, true));     // outputs not whole CTAs
   EXPECT_FALSE(moe_decode_shape_fits(256, 96, false));
