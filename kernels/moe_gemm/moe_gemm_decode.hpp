@@ -10,15 +10,16 @@
 
 namespace fb {
 
-// Where the decode engine runs unless FUSEBENCH_MOE_DECODE_ENGINE says otherwise: stage 1 from
-// kMoeDecodeMinPairs routed pairs on. Measured (runs 78 and 78b, one H100, graph replay, the exact
-// variant against the mma.sync kernels in the same call): stage 1 with the weight ring 324.98 us
-// against 372.35 at T = 96 (1.15x) and 53.98 against 48.03 at T = 3 (0.89x); with register loads
-// 0.99-1.04x at T = 24-192 and 0.87x at T = 3; stage 2 (register loads) 0.86-0.95x at every decode T,
-// so stage 2 keeps the mma.sync kernels (its ring form is unmeasured: FUSEBENCH_MOE_DECODE_ENGINE=wgmma).
-inline constexpr std::int64_t kMoeDecodeMinPairs = 64;
+// Where the decode engine runs unless FUSEBENCH_MOE_DECODE_ENGINE says otherwise: stage 1 at every
+// decode size, stage 2 from kMoeDecodeStage2MinPairs routed pairs on. Measured (run 79, one H100,
+// graph replay, the exact variant, this engine against the mma.sync kernels in the same call): stage
+// 1 42.1 / 134.1 / 266.0 / 285.2 us against 48.1 / 191.8 / 373.6 / 412.2 at T = 3 / 24 / 96 / 192
+// (1.14-1.45x); stage 2 29.2 / 109.4 / 191.1 / 210.3 against 25.8 / 106.7 / 210.6 / 228.2 (0.88x,
+// 0.98x, 1.10x, 1.09x: its K = 768 is three stage pairs, so the pass's fixed work weighs more). The
+// stage-2 threshold sits between the 96 pairs where it lost and the 384 where it won.
+inline constexpr std::int64_t kMoeDecodeStage2MinPairs = 192;
 inline bool moe_decode_by_default(const MoeGemmParams& p, bool stage1) {
-  return stage1 && p.pairs() >= kMoeDecodeMinPairs;
+  return stage1 || p.pairs() >= kMoeDecodeStage2MinPairs;
 }
 
 // Whether the launcher takes the decode engine for this GEMM: not plain, below the prefill engine's

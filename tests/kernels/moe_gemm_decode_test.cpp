@@ -216,22 +216,23 @@ TEST(MoeGemmDecode, RingRowsAreTheCtasRows) {
         }
 }
 
-// The measured rule: stage 1 from 64 routed pairs (T = 16 at k = 4) on; stage 2 never by default.
-TEST(MoeGemmDecode, DefaultRuleIsStage1FromItsThreshold) {
+// The measured rule (run 79): stage 1 at every decode size; stage 2 from 192 routed pairs (T = 48 at
+// k = 4) on.
+TEST(MoeGemmDecode, DefaultRuleIsStage1AlwaysAndStage2FromItsThreshold) {
   MoeGemmParams p;
   p.topk = 4;
   p.experts = 128;
   p.hidden = 6144;
   p.inter = 768;
-  for (std::int64_t T : {1, 3, 15, 16, 24, 96, 192, 2048}) {
+  for (std::int64_t T : {1, 3, 24, 47, 48, 96, 192, 2048}) {
     p.tokens = T;
-    EXPECT_EQ(moe_decode_by_default(p, true), 4 * T >= kMoeDecodeMinPairs) << T;
-    EXPECT_FALSE(moe_decode_by_default(p, false)) << T;
+    EXPECT_TRUE(moe_decode_by_default(p, true)) << T;
+    EXPECT_EQ(moe_decode_by_default(p, false), 4 * T >= kMoeDecodeStage2MinPairs) << T;
   }
-  p.tokens = 3;
-  EXPECT_FALSE(moe_decode_by_default(p, true));  // the mma.sync kernels were faster there (run 78b)
-  p.tokens = 24;
-  EXPECT_TRUE(moe_decode_by_default(p, true));
+  p.tokens = 24;  // 96 pairs: the mma.sync kernels were faster at stage 2 there (run 79)
+  EXPECT_FALSE(moe_decode_by_default(p, false));
+  p.tokens = 96;
+  EXPECT_TRUE(moe_decode_by_default(p, false));
 }
 
 TEST(MoeGemmDecode, ShapesItTakes) {
