@@ -36,6 +36,19 @@ void register_moe_gemm(Registry& registry);
 
 namespace {
 
+// Sets a run-time knob for one scope and unsets it when the scope ends, so a test that forces an
+// engine does not leak the choice into the tests after it (the launchers read the knobs per launch).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~ScopedEnv() { unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+};
+
 const KernelCase& moe_case(const char* name) {
   static const Registry reg = [] {
     Registry r;
@@ -841,9 +854,7 @@ TEST(MoeGemmMfma, KnobAsksForTheEngineAndRefusesOtherValues) {
 #if !FUSEBENCH_HAS_GPU
   GTEST_SKIP() << "no GPU backend in this build";
 #else
-  struct Restore {
-    ~Restore() { unsetenv("FUSEBENCH_MOE_MFMA"); }
-  } restore;
+  const ScopedEnv knob("FUSEBENCH_MOE_MFMA", "0");
   unsetenv("FUSEBENCH_MOE_MFMA");
   EXPECT_FALSE(moe_mfma_wanted());
   setenv("FUSEBENCH_MOE_MFMA", "0", 1);
@@ -872,10 +883,7 @@ TEST(MoeGemmGpu, MfmaEngineEqualsTheEmulationAsClaimed) {
   GTEST_SKIP() << "no GPU backend in this build";
 #else
   if (const std::string why = moe_mfma_unavailable(); !why.empty()) GTEST_SKIP() << why;
-  struct ForceMfma {
-    ForceMfma() { setenv("FUSEBENCH_MOE_MFMA", "1", 1); }
-    ~ForceMfma() { unsetenv("FUSEBENCH_MOE_MFMA"); }
-  } force;
+  const ScopedEnv force("FUSEBENCH_MOE_MFMA", "1");
   MoeGemmParams p;
   p.tokens = 7, p.topk = 4, p.experts = 9, p.hidden = 288, p.inter = 96;
   ASSERT_TRUE(moe_mfma_takes(p, true) && moe_mfma_takes(p, false));  // the launchers take it
@@ -898,10 +906,7 @@ TEST(MoeGemmGpu, WgmmaEngineEqualsTheEmulationAsClaimed) {
   GTEST_SKIP() << "no GPU backend in this build";
 #else
   if (const std::string why = moe_wgmma_unavailable(); !why.empty()) GTEST_SKIP() << why;
-  struct ForceWgmma {
-    ForceWgmma() { setenv("FUSEBENCH_MOE_WGMMA_MIN_PAIRS", "0", 1); }
-    ~ForceWgmma() { unsetenv("FUSEBENCH_MOE_WGMMA_MIN_PAIRS"); }
-  } force;
+  const ScopedEnv force("FUSEBENCH_MOE_WGMMA_MIN_PAIRS", "0");
   ASSERT_EQ(moe_wgmma_min_pairs(), 0);
   void* stream = gpu::create_stream();
   std::vector<std::pair<const char*, Shape>> points;
