@@ -36,11 +36,17 @@ void register_moe_gemm(Registry& registry);
 
 namespace {
 
-// Sets a run-time knob for one scope and unsets it when the scope ends, so a test that forces an
-// engine does not leak the choice into the tests after it (the launchers read the knobs per launch).
+// Sets a run-time knob for one scope (a null value unsets it) and unsets it when the scope ends, so
+// a test that forces an engine does not leak the choice into the tests after it (the launchers read
+// the knobs per launch).
 class ScopedEnv {
  public:
-  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
+  }
   ~ScopedEnv() { unsetenv(name_); }
   ScopedEnv(const ScopedEnv&) = delete;
   ScopedEnv& operator=(const ScopedEnv&) = delete;
@@ -854,8 +860,7 @@ TEST(MoeGemmMfma, KnobAsksForTheEngineAndRefusesOtherValues) {
 #if !FUSEBENCH_HAS_GPU
   GTEST_SKIP() << "no GPU backend in this build";
 #else
-  const ScopedEnv knob("FUSEBENCH_MOE_MFMA", "0");
-  unsetenv("FUSEBENCH_MOE_MFMA");
+  const ScopedEnv knob("FUSEBENCH_MOE_MFMA", nullptr);
   EXPECT_FALSE(moe_mfma_wanted());
   setenv("FUSEBENCH_MOE_MFMA", "0", 1);
   EXPECT_FALSE(moe_mfma_wanted());
